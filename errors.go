@@ -1,0 +1,116 @@
+package informers
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// ErrStopped is returned by calls on an informer or factory that has stopped.
+var ErrStopped = errors.New("informers: stopped")
+
+// ListWatchError reports a failed list or watch request, or an event the
+// informer could not use, for one resource.
+type ListWatchError struct {
+	// Resource names the informer's resource and Go type.
+	Resource string
+	// Op is "list", "watch", "watch-list" or "decode".
+	Op  string
+	Err error
+}
+
+func (e *ListWatchError) Error() string {
+	return fmt.Sprintf("informers: %s %s: %v", e.Op, e.Resource, e.Err)
+}
+
+func (e *ListWatchError) Unwrap() error { return e.Err }
+
+// NotSyncedError is returned by WaitForSync for an informer whose cache did
+// not sync: the wait ended (Err is the context's error) or the last request
+// failed in a way that retrying alone will not fix (Err is nil and LastErr
+// says why, such as a 403 Forbidden or a 404 for a missing CRD).
+type NotSyncedError struct {
+	Resource string
+	// LastErr is the last list or watch error, or nil if there was none.
+	LastErr error
+	// Err is the context's error if the wait ended on it.
+	Err error
+}
+
+func (e *NotSyncedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "informers: cache of %s not synced", e.Resource)
+	if e.Err != nil {
+		fmt.Fprintf(&b, " (%v)", e.Err)
+	}
+	if e.LastErr != nil {
+		fmt.Fprintf(&b, ": last error: %v", e.LastErr)
+	}
+	return b.String()
+}
+
+func (e *NotSyncedError) Unwrap() []error {
+	return []error{e.LastErr, e.Err}
+}
+
+// HandlerPanicError reports a handler that panicked. The informer recovers
+// the panic, reports it, and goes on delivering the handler's next events:
+// one faulty handler costs no other handler, and not itself, its events.
+type HandlerPanicError struct {
+	Resource string
+	// Handler is the name given with WithName, or the handler's Go type.
+	Handler string
+	// Event is "add", "update" or "delete".
+	Event string
+	Key   types.NamespacedName
+	Value any
+	Stack []byte
+}
+
+func (e *HandlerPanicError) Error() string {
+	return fmt.Sprintf("informers: %s handler %s panicked on %s of %s: %v", e.Resource, e.Handler, e.Event, e.Key, e.Value)
+}
+
+// TransformError reports a transform that failed or panicked; the object
+// was not stored.
+type TransformError struct {
+	Resource string
+	Key      types.NamespacedName
+	Err      error
+}
+
+func (e *TransformError) Error() string {
+	return fmt.Sprintf("informers: transform of %s %s: %v", e.Resource, e.Key, e.Err)
+}
+
+func (e *TransformError) Unwrap() error { return e.Err }
+
+// IndexError reports an index function that panicked; the object is stored
+// but missing from that index.
+type IndexError struct {
+	Resource string
+	Index    string
+	Key      types.NamespacedName
+	Value    any
+	Stack    []byte
+}
+
+func (e *IndexError) Error() string {
+	return fmt.Sprintf("informers: %s index %q panicked on %s: %v", e.Resource, e.Index, e.Key, e.Value)
+}
+
+// isPermanent reports whether a list or watch error will not go away by
+// retrying alone: it needs a change on the server (RBAC, a CRD) or in the
+// caller's code.
+func isPermanent(err error) bool {
+	var lw *ListWatchError
+	if errors.As(err, &lw) && lw.Op == "decode" {
+		return true
+	}
+	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) ||
+		apierrors.IsMethodNotSupported(err) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) ||
+		apierrors.IsNotAcceptable(err) || apierrors.IsUnsupportedMediaType(err)
+}

@@ -1,0 +1,139 @@
+package informers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetyped/informers/internal/dispatch"
+)
+
+// Handler receives an informer's events for objects of type T.
+//
+// Each handler has its own goroutine and queue: a slow handler delays only
+// itself. Events for a handler arrive in order, one at a time. The objects
+// are shared with the cache and with other handlers: read them, never
+// modify them (DeepCopy first).
+type Handler[T Object] interface {
+	// HandleAdd is called for an object new to the cache. isInInitialList
+	// is true for objects of the first list and for the current contents
+	// replayed to a handler added late.
+	HandleAdd(obj T, isInInitialList bool)
+	// HandleUpdate is called when an object changed, and with oldObj ==
+	// newObj on resync.
+	HandleUpdate(oldObj, newObj T)
+	// HandleDelete is called when an object is gone.
+	HandleDelete(d Deleted[T])
+}
+
+// Deleted describes a deleted object. There is no tombstone to type-switch
+// on: Object is always the last state the informer knew.
+type Deleted[T Object] struct {
+	// Key is the object's namespace and name.
+	Key types.NamespacedName
+	// Object is the object's final state as sent by the server, or, when
+	// FinalStateUnknown is set, the last state the cache held.
+	Object T
+	// FinalStateUnknown is set when the deletion was found by a relist
+	// rather than seen on the watch: the object may have changed between
+	// Object and its deletion.
+	FinalStateUnknown bool
+}
+
+// HandlerFuncs adapts functions to a Handler. A nil field ignores its
+// events.
+type HandlerFuncs[T Object] struct {
+	OnAdd    func(obj T, isInInitialList bool)
+	OnUpdate func(oldObj, newObj T)
+	OnDelete func(d Deleted[T])
+}
+
+// HandleAdd calls OnAdd if it is set.
+func (f HandlerFuncs[T]) HandleAdd(obj T, isInInitialList bool) {
+	if f.OnAdd != nil {
+		f.OnAdd(obj, isInInitialList)
+	}
+}
+
+// HandleUpdate calls OnUpdate if it is set.
+func (f HandlerFuncs[T]) HandleUpdate(oldObj, newObj T) {
+	if f.OnUpdate != nil {
+		f.OnUpdate(oldObj, newObj)
+	}
+}
+
+// HandleDelete calls OnDelete if it is set.
+func (f HandlerFuncs[T]) HandleDelete(d Deleted[T]) {
+	if f.OnDelete != nil {
+		f.OnDelete(d)
+	}
+}
+
+// HandlerOption configures one handler registration.
+type HandlerOption func(*handlerConfig)
+
+type handlerConfig struct {
+	name      string
+	resync    time.Duration
+	resyncSet bool
+}
+
+// WithResync replays the whole cache to this handler as updates every d,
+// overriding the informer's default. 0 turns resync off for the handler.
+func WithResync(d time.Duration) HandlerOption {
+	return func(c *handlerConfig) { c.resync, c.resyncSet = d, true }
+}
+
+// WithName names the handler in errors and logs.
+func WithName(name string) HandlerOption {
+	return func(c *handlerConfig) { c.name = name }
+}
+
+// Registration is a handler added to an informer.
+type Registration[T Object] struct {
+	name     string
+	inf      *SharedInformer[T]
+	listener *dispatch.Listener[T]
+}
+
+// Name returns the handler's name.
+func (r *Registration[T]) Name() string { return r.name }
+
+// HasSynced reports whether the handler has been delivered the informer's
+// initial state: every object of the first list, or, for a handler added
+// after that, the cache's contents when it was added.
+func (r *Registration[T]) HasSynced() bool { return r.listener.HasSynced() }
+
+// WaitForSync waits until HasSynced or ctx ends.
+func (r *Registration[T]) WaitForSync(ctx context.Context) error {
+	if err := r.inf.WaitForSync(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-r.listener.Synced():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("informers: %s handler %s has not been delivered the initial state: %w", r.inf.desc, r.name, ctx.Err())
+	}
+}
+
+// Backlog returns the number of events queued for the handler, including
+// the one being delivered. A queued event costs 24 bytes plus the objects
+// it refers to, which the cache usually holds anyway; the queue grows
+// without bound while the handler falls behind and shrinks once it has
+// caught up.
+func (r *Registration[T]) Backlog() int { return r.listener.Backlog() }
+
+// Remove stops delivery to the handler: its queued events are dropped and
+// none starts after Remove returns, but one in progress runs to its end.
+// Done tells when it has.
+func (r *Registration[T]) Remove() {
+	r.listener.Stop()
+	r.inf.removeListener(r.listener)
+}
+
+// Done is closed once the handler has been removed, or the informer has
+// stopped, and no call to it is in progress.
+func (r *Registration[T]) Done() <-chan struct{} { return r.listener.Done() }

@@ -1,0 +1,134 @@
+package informers_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/informerstest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"))
+}
+
+type podSource = informerstest.Source[*corev1.Pod, *corev1.PodList]
+
+func newPodSource() *podSource {
+	return informerstest.NewSource[*corev1.Pod, *corev1.PodList](corev1.Resource("pods"))
+}
+
+// fastBackoff makes informers retry at once in tests.
+var fastBackoff = &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30}
+
+func pod(ns, name string, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}}
+}
+
+func mustAdd(t *testing.T, src *podSource, objs ...*corev1.Pod) {
+	t.Helper()
+	for _, o := range objs {
+		_, err := src.Add(o)
+		require.NoError(t, err)
+	}
+}
+
+// run starts inf and stops it, waiting for every goroutine, when the test
+// ends.
+func run[T informers.Object](t *testing.T, inf *informers.SharedInformer[T]) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- inf.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	return ctx
+}
+
+func waitSynced[T informers.Object](t *testing.T, inf *informers.SharedInformer[T]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, inf.WaitForSync(ctx))
+}
+
+// eventually polls cond until it holds, failing the test after a deadline.
+func eventually(t *testing.T, cond func() bool, msg string, args ...any) {
+	t.Helper()
+	require.Eventually(t, cond, 10*time.Second, time.Millisecond, append([]any{msg}, args...)...)
+}
+
+// recorder is a handler that records events as strings such as
+// "add a/x initial", "update a/x 3->4", "delete a/x unknown".
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) HandleAdd(p *corev1.Pod, initial bool) {
+	s := "add " + key(p)
+	if initial {
+		s += " initial"
+	}
+	r.record(s)
+}
+
+func (r *recorder) HandleUpdate(old, p *corev1.Pod) {
+	r.record(fmt.Sprintf("update %s %s->%s", key(p), old.ResourceVersion, p.ResourceVersion))
+}
+
+func (r *recorder) HandleDelete(d informers.Deleted[*corev1.Pod]) {
+	s := "delete " + d.Key.String()
+	if d.FinalStateUnknown {
+		s += " unknown"
+	}
+	if d.Key.String() != key(d.Object) {
+		s += " WRONG-OBJECT"
+	}
+	r.record(s)
+}
+
+func (r *recorder) record(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, s)
+}
+
+func (r *recorder) get() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.events...)
+}
+
+func (r *recorder) has(s string) bool {
+	for _, e := range r.get() {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+func key(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
+
+// names returns the sorted namespace/name keys of objs.
+func names(objs []*corev1.Pod) []string {
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		out[i] = key(o)
+	}
+	slices.Sort(out)
+	return out
+}

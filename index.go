@@ -1,0 +1,43 @@
+package informers
+
+import (
+	"iter"
+)
+
+// IndexFunc returns the values under which an index files an object, such
+// as the node name of a pod. Duplicates are ignored; nil or empty leaves
+// the object out of the index.
+type IndexFunc[T Object] func(obj T) []string
+
+// NamespaceIndex is the name of the built-in index by namespace.
+const NamespaceIndex = "namespace"
+
+// Index is a named index over an informer's cache, returned by AddIndex.
+type Index[T Object] struct {
+	inf  *SharedInformer[T]
+	name string
+}
+
+// Name returns the index's name.
+func (x *Index[T]) Name() string { return x.name }
+
+// List returns the objects filed under value.
+func (x *Index[T]) List(value string) []T {
+	objs, _ := x.inf.store.AppendIndex(nil, x.name, value)
+	return objs
+}
+
+// All iterates over the objects filed under value without allocating a
+// result.
+func (x *Index[T]) All(value string) iter.Seq[T] {
+	return x.inf.iterate(func(dst []T) []T {
+		objs, _ := x.inf.store.AppendIndex(dst, x.name, value)
+		return objs
+	})
+}
+
+// Values returns the values that have at least one object.
+func (x *Index[T]) Values() []string {
+	vals, _ := x.inf.store.IndexValues(x.name)
+	return vals
+}

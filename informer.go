@@ -1,0 +1,443 @@
+// Package informers is a generics-first replacement for client-go's
+// informers: a typed cache of Kubernetes objects kept in step with the API
+// server by list and watch, with typed handlers, listers and indexes.
+//
+// The engine is generic in the object type: the store, the event path, the
+// reflector and the handler dispatch hold T, not interface{}, so reads need
+// no type assertion and events are not boxed. See NewFactory and Informer
+// for the usual entry points, and NewInformer for a single informer.
+//
+// Objects handed out by informers, listers and handlers are shared with the
+// cache. Treat them as read-only; DeepCopy before modifying.
+package informers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+
+	"github.com/kubetyped/informers/internal/dispatch"
+	"github.com/kubetyped/informers/internal/reflector"
+	"github.com/kubetyped/informers/internal/store"
+)
+
+// Object is the constraint on cached types: a pointer to a Kubernetes API
+// type such as *corev1.Pod, *unstructured.Unstructured or
+// *metav1.PartialObjectMetadata.
+type Object interface {
+	runtime.Object
+	metav1.Object
+}
+
+// Options configures an informer. The zero value is valid.
+type Options[T Object] struct {
+	// Resource is the informer's resource. It names the informer in errors
+	// and logs and sets the GroupResource of NotFound errors from listers.
+	// If empty, it is derived from T through client-go's scheme.
+	Resource schema.GroupVersionResource
+	// ResyncPeriod is the default resync period of handlers: every period,
+	// each handler receives the whole cache as updates. 0 means never.
+	ResyncPeriod time.Duration
+	// Indexers are indexes to create before the informer starts. The name
+	// "namespace" is taken by the built-in namespace index.
+	Indexers map[string]IndexFunc[T]
+	// Transform, if set, changes each object before it is stored and
+	// handed to handlers; see StripManagedFields.
+	Transform TransformFunc[T]
+	// OnError, if set, receives every error the informer meets: failed
+	// requests (*ListWatchError), panicking handlers (*HandlerPanicError),
+	// transforms (*TransformError) and index functions (*IndexError).
+	// It must return quickly. If nil, errors are logged.
+	OnError func(error)
+	// Backoff sets the delays between retries after failures; nil means
+	// client-go's (0.8s doubling to 30s with jitter, reset after 2 minutes).
+	Backoff *wait.Backoff
+	// MinWatchTimeout is the shortest server-side watch timeout; 0 means 5
+	// minutes. Each watch asks for a random timeout up to twice it.
+	MinWatchTimeout time.Duration
+	// PageSize is the page size of lists; 0 means 500.
+	PageSize int64
+}
+
+// SharedInformer is a typed cache of objects of type T, kept in step with
+// the server, and the handlers that follow its changes. Create one with
+// NewInformer, or get a shared one from a Factory with Informer.
+//
+// A SharedInformer runs once: Run until its context ends.
+type SharedInformer[T Object] struct {
+	desc     string
+	resource schema.GroupVersionResource
+	opts     Options[T]
+	store    *store.Store[T]
+	newRefl  func(reflector.Sink[T], klog.Logger, func(reflector.Op, error), func(reflector.Op)) runner
+	buffers  sync.Pool // *[]T used by iterators
+
+	// Only the reflector goroutine uses these.
+	gen     uint64
+	scratch []T
+
+	// listeners is replaced, never changed in place. It is written with
+	// the store's read lock and mu held, and read with the store's write
+	// lock held, so a handler added late gets a snapshot of the cache and
+	// every event after it, exactly once.
+	listeners atomic.Pointer[[]*dispatch.Listener[T]]
+	synced    atomic.Bool
+	syncedCh  chan struct{}
+
+	mu         sync.Mutex
+	state      runState
+	runCtx     context.Context
+	refl       runner
+	handlerWG  sync.WaitGroup
+	stopped    chan struct{}
+	lastErr    error
+	errChanged chan struct{} // closed and replaced when lastErr changes
+}
+
+type runState int
+
+const (
+	notStarted runState = iota
+	running
+	stopped
+)
+
+// runner is a reflector with its list type erased.
+type runner interface {
+	Run(ctx context.Context)
+	LastSyncResourceVersion() string
+	UsesWatchList() bool
+}
+
+// NewInformer returns an informer over lw. It fails only if an index name
+// in opts is invalid.
+func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*SharedInformer[T], error) {
+	if lw == nil || lw.ListFunc == nil || lw.WatchFunc == nil {
+		return nil, fmt.Errorf("informers: NewInformer[%T]: ListWatch needs ListFunc and WatchFunc", *new(T))
+	}
+	if opts.Resource.Empty() {
+		if gvr, err := guessResource[T](); err == nil {
+			opts.Resource = gvr
+		}
+	}
+	i := &SharedInformer[T]{
+		desc:       describe[T](opts.Resource),
+		resource:   opts.Resource,
+		opts:       opts,
+		store:      store.New[T](),
+		syncedCh:   make(chan struct{}),
+		stopped:    make(chan struct{}),
+		errChanged: make(chan struct{}),
+	}
+	i.buffers.New = func() any { return new([]T) }
+	i.listeners.Store(&[]*dispatch.Listener[T]{})
+	for name, fn := range opts.Indexers {
+		if _, err := i.AddIndex(name, fn); err != nil {
+			return nil, err
+		}
+	}
+	lwCopy := *lw
+	i.newRefl = func(sink reflector.Sink[T], log klog.Logger, onErr func(reflector.Op, error), onOK func(reflector.Op)) runner {
+		return reflector.New[T, L](reflector.Config[L]{
+			Description:     i.desc,
+			List:            lwCopy.List,
+			Watch:           lwCopy.Watch,
+			WatchList:       !lwCopy.DisableWatchList,
+			PageSize:        opts.PageSize,
+			Backoff:         opts.Backoff,
+			MinWatchTimeout: opts.MinWatchTimeout,
+			OnError:         onErr,
+			OnSuccess:       onOK,
+			Logger:          log,
+		}, sink)
+	}
+	return i, nil
+}
+
+// Resource returns the informer's resource.
+func (i *SharedInformer[T]) Resource() schema.GroupVersionResource { return i.resource }
+
+// String describes the informer by resource and Go type.
+func (i *SharedInformer[T]) String() string { return i.desc }
+
+// Run lists and watches until ctx ends, then waits for handler calls in
+// progress to return. It fails if the informer ran before.
+func (i *SharedInformer[T]) Run(ctx context.Context) error {
+	log := klog.FromContext(ctx).WithValues("informer", i.desc)
+	ctx = klog.NewContext(ctx, log)
+	i.mu.Lock()
+	if i.state != notStarted {
+		i.mu.Unlock()
+		return fmt.Errorf("informers: %s: Run called twice", i.desc)
+	}
+	i.state = running
+	i.runCtx = ctx
+	i.refl = i.newRefl((*sink[T])(i), log, i.requestFailed, i.requestSucceeded)
+	for _, l := range *i.listeners.Load() {
+		i.startListener(l)
+	}
+	refl := i.refl
+	i.mu.Unlock()
+
+	refl.Run(ctx)
+
+	i.mu.Lock()
+	i.state = stopped
+	i.mu.Unlock()
+	i.handlerWG.Wait()
+	close(i.stopped)
+	return nil
+}
+
+// Stopped is closed when Run has returned.
+func (i *SharedInformer[T]) Stopped() <-chan struct{} { return i.stopped }
+
+func (i *SharedInformer[T]) startListener(l *dispatch.Listener[T]) {
+	i.handlerWG.Add(1)
+	go func() {
+		defer i.handlerWG.Done()
+		l.Run(i.runCtx)
+	}()
+}
+
+// HasSynced reports whether the cache holds a complete list and a watch
+// follows it. Handlers may still be delivering; see Registration.HasSynced.
+func (i *SharedInformer[T]) HasSynced() bool { return i.synced.Load() }
+
+// WaitForSync waits until the cache has synced. It returns nil once it has,
+// and a *NotSyncedError if ctx ends first or, without waiting further, if
+// the last list or watch failed in a way that retrying alone will not fix
+// (403 Forbidden, 401, 404 for a resource the server does not serve...).
+// The informer keeps retrying in the background either way.
+func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
+	for {
+		i.mu.Lock()
+		lastErr, changed := i.lastErr, i.errChanged
+		i.mu.Unlock()
+		if i.HasSynced() {
+			return nil
+		}
+		if lastErr != nil && isPermanent(lastErr) {
+			return &NotSyncedError{Resource: i.desc, LastErr: lastErr}
+		}
+		select {
+		case <-i.syncedCh:
+			return nil
+		case <-changed:
+		case <-ctx.Done():
+			return &NotSyncedError{Resource: i.desc, LastErr: lastErr, Err: ctx.Err()}
+		}
+	}
+}
+
+// LastError returns the error of the last failed list or watch, or nil if
+// the last request succeeded.
+func (i *SharedInformer[T]) LastError() error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.lastErr
+}
+
+// LastSyncResourceVersion returns the resource version the cache is at.
+func (i *SharedInformer[T]) LastSyncResourceVersion() string {
+	i.mu.Lock()
+	refl := i.refl
+	i.mu.Unlock()
+	if refl == nil {
+		return ""
+	}
+	return refl.LastSyncResourceVersion()
+}
+
+// UsesWatchList reports whether the informer gets its initial state by
+// watch-list streaming rather than by listing. It turns false when the
+// server refuses streaming.
+func (i *SharedInformer[T]) UsesWatchList() bool {
+	i.mu.Lock()
+	refl := i.refl
+	i.mu.Unlock()
+	return refl != nil && refl.UsesWatchList()
+}
+
+// Lister returns a lister over the cache.
+func (i *SharedInformer[T]) Lister() Lister[T] { return Lister[T]{inf: i} }
+
+// AddHandler registers h and returns its registration. A handler added
+// while the informer runs first receives the cache's current contents as
+// adds, then every later event. It fails once the informer has stopped.
+func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Registration[T], error) {
+	if h == nil {
+		return nil, fmt.Errorf("informers: %s: AddHandler with a nil handler", i.desc)
+	}
+	cfg := handlerConfig{name: fmt.Sprintf("%T", h), resync: i.opts.ResyncPeriod}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	reg := &Registration[T]{name: cfg.name, inf: i}
+	reg.listener = dispatch.New(dispatch.Config[T]{
+		Deliver:  deliverTo(h),
+		OnPanic:  func(n dispatch.Notification[T], v any, stack []byte) { i.handlerPanicked(cfg.name, n, v, stack) },
+		Resync:   cfg.resync,
+		OnResync: i.replay,
+	})
+
+	// The read lock keeps the reflector out while the handler joins.
+	i.store.RLock()
+	defer i.store.RUnlock()
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.state == stopped {
+		return nil, fmt.Errorf("informers: %s: AddHandler: %w", i.desc, ErrStopped)
+	}
+	buf := i.store.AppendAllLocked(nil)
+	for _, obj := range buf {
+		reg.listener.Push(dispatch.Notification[T]{Kind: dispatch.Add, New: obj, Flag: true})
+	}
+	if i.synced.Load() {
+		reg.listener.Push(dispatch.Notification[T]{Kind: dispatch.Synced})
+	}
+	old := *i.listeners.Load()
+	next := append(old[:len(old):len(old)], reg.listener)
+	i.listeners.Store(&next)
+	if i.state == running {
+		i.startListener(reg.listener)
+	}
+	return reg, nil
+}
+
+// removeListener takes l out of the list the reflector delivers to.
+func (i *SharedInformer[T]) removeListener(l *dispatch.Listener[T]) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	old := *i.listeners.Load()
+	next := make([]*dispatch.Listener[T], 0, len(old))
+	for _, x := range old {
+		if x != l {
+			next = append(next, x)
+		}
+	}
+	i.listeners.Store(&next)
+}
+
+// replay queues the cache's contents to l as updates: a resync.
+func (i *SharedInformer[T]) replay(l *dispatch.Listener[T]) {
+	bp := i.buffers.Get().(*[]T)
+	i.store.RLock()
+	buf := i.store.AppendAllLocked((*bp)[:0])
+	for _, obj := range buf {
+		l.Push(dispatch.Notification[T]{Kind: dispatch.Update, Old: obj, New: obj})
+	}
+	i.store.RUnlock()
+	clear(buf)
+	*bp = buf[:0]
+	i.buffers.Put(bp)
+}
+
+// deliverTo turns notifications into calls of h.
+func deliverTo[T Object](h Handler[T]) func(dispatch.Notification[T]) {
+	return func(n dispatch.Notification[T]) {
+		switch n.Kind {
+		case dispatch.Add:
+			h.HandleAdd(n.New, n.Flag)
+		case dispatch.Update:
+			h.HandleUpdate(n.Old, n.New)
+		case dispatch.Delete:
+			h.HandleDelete(Deleted[T]{Key: store.KeyOf(n.Old), Object: n.Old, FinalStateUnknown: n.Flag})
+		}
+	}
+}
+
+// AddIndex adds a named index, before or after the informer starts, and
+// returns it. Objects already cached are indexed at once.
+func (i *SharedInformer[T]) AddIndex(name string, fn IndexFunc[T]) (*Index[T], error) {
+	err := i.store.AddIndex(name, store.IndexFunc[T](fn))
+	var ixErr *store.IndexFuncError
+	switch {
+	case errors.As(err, &ixErr):
+		i.report(i.indexError(err))
+	case err != nil:
+		return nil, fmt.Errorf("informers: %s: %w", i.desc, err)
+	}
+	return &Index[T]{inf: i, name: name}, nil
+}
+
+func (i *SharedInformer[T]) requestFailed(op reflector.Op, err error) {
+	err = &ListWatchError{Resource: i.desc, Op: string(op), Err: err}
+	// Report first, so that OnError has seen the error by the time
+	// WaitForSync returns it.
+	i.report(err)
+	i.mu.Lock()
+	i.lastErr = err
+	close(i.errChanged)
+	i.errChanged = make(chan struct{})
+	i.mu.Unlock()
+}
+
+func (i *SharedInformer[T]) requestSucceeded(reflector.Op) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.lastErr != nil {
+		i.lastErr = nil
+		close(i.errChanged)
+		i.errChanged = make(chan struct{})
+	}
+}
+
+func (i *SharedInformer[T]) handlerPanicked(name string, n dispatch.Notification[T], v any, stack []byte) {
+	event, obj := "add", n.New
+	switch n.Kind {
+	case dispatch.Update:
+		event = "update"
+	case dispatch.Delete:
+		event, obj = "delete", n.Old
+	}
+	i.report(&HandlerPanicError{Resource: i.desc, Handler: name, Event: event, Key: store.KeyOf(obj), Value: v, Stack: stack})
+}
+
+// indexError turns store index panics, possibly joined, into IndexErrors.
+func (i *SharedInformer[T]) indexError(err error) error {
+	var errs []error
+	collect := func(e error) {
+		var ix *store.IndexFuncError
+		if errors.As(e, &ix) {
+			errs = append(errs, &IndexError{Resource: i.desc, Index: ix.Index, Key: ix.Key, Value: ix.Value, Stack: ix.Stack})
+		}
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			collect(e)
+		}
+	} else {
+		collect(err)
+	}
+	return errors.Join(errs...)
+}
+
+// report hands err to OnError, or logs it.
+func (i *SharedInformer[T]) report(err error) {
+	if i.opts.OnError != nil {
+		i.opts.OnError(err)
+		return
+	}
+	log := klog.Background()
+	i.mu.Lock()
+	if i.runCtx != nil {
+		log = klog.FromContext(i.runCtx)
+	}
+	i.mu.Unlock()
+	var lw *ListWatchError
+	if errors.As(err, &lw) && reflector.IsExpired(lw.Err) {
+		log.V(4).Info("Resource version expired", "err", err)
+		return
+	}
+	log.Error(err, "Informer error")
+}

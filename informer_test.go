@@ -1,0 +1,468 @@
+package informers_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubetyped/informers"
+)
+
+func TestInitialListThenWatch(t *testing.T) {
+	for _, streaming := range []bool{true, false} {
+		t.Run(fmt.Sprintf("watchList=%v", streaming), func(t *testing.T) {
+			src := newPodSource()
+			src.RefuseWatchList(!streaming)
+			mustAdd(t, src, pod("a", "x", nil), pod("a", "y", nil), pod("b", "z", nil))
+			inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+			require.NoError(t, err)
+			rec := &recorder{}
+			reg, err := inf.AddHandler(rec)
+			require.NoError(t, err)
+			run(t, inf)
+			waitSynced(t, inf)
+			eventually(t, reg.HasSynced, "handler synced")
+			assert.ElementsMatch(t, []string{"add a/x initial", "add a/y initial", "add b/z initial"}, rec.get())
+			assert.Equal(t, streaming, inf.UsesWatchList())
+
+			up := pod("a", "x", map[string]string{"v": "2"})
+			_, err = src.Update(up)
+			require.NoError(t, err)
+			_, err = src.Delete("a", "y")
+			require.NoError(t, err)
+			mustAdd(t, src, pod("c", "w", nil))
+			eventually(t, func() bool { return len(rec.get()) == 6 }, "got %v", rec.get())
+			assert.Equal(t, []string{"update a/x 1->4", "delete a/y", "add c/w"}, rec.get()[3:])
+
+			assert.Equal(t, names(src.Objects()), names(mustList(t, inf.Lister())))
+			got, err := inf.Lister().Namespace("a").Get("x")
+			require.NoError(t, err)
+			assert.Equal(t, "2", got.Labels["v"])
+			calls := src.Calls()
+			if streaming {
+				assert.Zero(t, calls.List)
+			} else {
+				assert.Equal(t, 1, calls.List)
+			}
+		})
+	}
+}
+
+func mustList(t *testing.T, l informers.Lister[*corev1.Pod]) []*corev1.Pod {
+	t.Helper()
+	objs, err := l.List(labels.Everything())
+	require.NoError(t, err)
+	return objs
+}
+
+func TestPagedList(t *testing.T) {
+	src := newPodSource()
+	src.RefuseWatchList(true)
+	for i := range 7 {
+		mustAdd(t, src, pod("a", fmt.Sprintf("p%d", i), nil))
+	}
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{PageSize: 2, Backoff: fastBackoff})
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+	assert.Equal(t, 4, src.Calls().List, "7 objects in pages of 2")
+	assert.Equal(t, names(src.Objects()), names(mustList(t, inf.Lister())))
+	assert.Equal(t, src.ResourceVersion(), inf.LastSyncResourceVersion())
+}
+
+// A relist after 410 finds objects deleted while the informer was cut
+// off: handlers get them as deletes with the final state unknown, and get
+// nothing for objects that did not change.
+func TestRelistAfterExpiry(t *testing.T) {
+	for _, streaming := range []bool{true, false} {
+		t.Run(fmt.Sprintf("watchList=%v", streaming), func(t *testing.T) {
+			src := newPodSource()
+			src.RefuseWatchList(!streaming)
+			mustAdd(t, src, pod("a", "keep", nil), pod("a", "gone", nil), pod("a", "changed", nil))
+			inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+			require.NoError(t, err)
+			rec := &recorder{}
+			_, err = inf.AddHandler(rec)
+			require.NoError(t, err)
+			run(t, inf)
+			waitSynced(t, inf)
+			eventually(t, func() bool { return len(rec.get()) == 3 }, "initial adds")
+
+			// Cut the informer off, change things, and forget the history.
+			src.FailWatch(apierrors.NewServiceUnavailable("down"))
+			src.FailList(apierrors.NewServiceUnavailable("down"))
+			src.CloseWatches()
+			eventually(t, func() bool { return inf.LastError() != nil }, "informer noticed the outage")
+			_, err = src.Delete("a", "gone")
+			require.NoError(t, err)
+			_, err = src.Update(pod("a", "changed", map[string]string{"v": "2"}))
+			require.NoError(t, err)
+			mustAdd(t, src, pod("a", "new", nil))
+			src.Compact()
+			src.FailWatch(nil)
+			src.FailList(nil)
+
+			eventually(t, func() bool { return len(rec.get()) == 6 }, "relist events, got %v", rec.get())
+			assert.ElementsMatch(t, []string{"delete a/gone unknown", "update a/changed 3->5", "add a/new"}, rec.get()[3:])
+			assert.Equal(t, names(src.Objects()), names(mustList(t, inf.Lister())))
+		})
+	}
+}
+
+// An object deleted and recreated under the same name while the informer
+// was cut off reaches handlers as a delete and an add, not an update.
+func TestRelistRecreatedObject(t *testing.T) {
+	src := newPodSource()
+	src.RefuseWatchList(true)
+	mustAdd(t, src, pod("a", "x", nil))
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	require.NoError(t, err)
+	rec := &recorder{}
+	_, err = inf.AddHandler(rec)
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+	src.FailWatch(apierrors.NewServiceUnavailable("down"))
+	src.CloseWatches()
+	eventually(t, func() bool { return inf.LastError() != nil }, "informer noticed the outage")
+	_, err = src.Delete("a", "x")
+	require.NoError(t, err)
+	mustAdd(t, src, pod("a", "x", nil))
+	src.Compact()
+	src.FailWatch(nil)
+	eventually(t, func() bool { return len(rec.get()) == 3 }, "got %v", rec.get())
+	assert.Equal(t, []string{"add a/x initial", "delete a/x unknown", "add a/x"}, rec.get())
+}
+
+func TestBookmarkAdvancesResourceVersion(t *testing.T) {
+	src := newPodSource()
+	mustAdd(t, src, pod("a", "x", nil))
+	other := informersSourceNoise(t, src)
+	inf, err := informers.NewInformer(src.ListWatch("a"), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+	before := inf.LastSyncResourceVersion()
+	other() // changes in another namespace: invisible to this informer
+	require.Equal(t, before, inf.LastSyncResourceVersion())
+	src.Bookmark()
+	eventually(t, func() bool { return inf.LastSyncResourceVersion() == src.ResourceVersion() }, "bookmark applied")
+	assert.NotEqual(t, before, inf.LastSyncResourceVersion())
+}
+
+// informersSourceNoise returns a function that writes objects in namespace
+// "other" of src.
+func informersSourceNoise(t *testing.T, src *podSource) func() {
+	return func() {
+		for i := range 3 {
+			mustAdd(t, src, pod("other", fmt.Sprintf("n%d", i), nil))
+		}
+	}
+}
+
+func TestWatchListFallback(t *testing.T) {
+	src := newPodSource()
+	src.RefuseWatchList(true)
+	mustAdd(t, src, pod("a", "x", nil))
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	require.NoError(t, err)
+	var errs atomic.Int32
+	run(t, inf)
+	waitSynced(t, inf)
+	calls := src.Calls()
+	assert.Equal(t, 1, calls.WatchList, "tried streaming once")
+	assert.Equal(t, 1, calls.List, "then listed")
+	assert.False(t, inf.UsesWatchList())
+	assert.Zero(t, errs.Load())
+}
+
+func TestLateHandler(t *testing.T) {
+	src := newPodSource()
+	mustAdd(t, src, pod("a", "x", nil), pod("a", "y", nil))
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+
+	rec := &recorder{}
+	reg, err := inf.AddHandler(rec)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, reg.WaitForSync(ctx))
+	assert.ElementsMatch(t, []string{"add a/x initial", "add a/y initial"}, rec.get())
+	_, err = src.Delete("a", "x")
+	require.NoError(t, err)
+	eventually(t, func() bool { return rec.has("delete a/x") }, "later events follow")
+}
+
+func TestRemoveHandlerWhileEventsFlow(t *testing.T) {
+	src := newPodSource()
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	require.NoError(t, err)
+	var removedCalls, keptCalls atomic.Int64
+	removed, err := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) { removedCalls.Add(1) }})
+	require.NoError(t, err)
+	_, err = inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) { keptCalls.Add(1) }})
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+
+	const n = 200
+	writer := make(chan struct{})
+	go func() {
+		defer close(writer)
+		for i := range n {
+			_, _ = src.Add(pod("a", fmt.Sprintf("p%d", i), nil))
+		}
+	}()
+	eventually(t, func() bool { return removedCalls.Load() > 0 }, "removed handler got events first")
+	removed.Remove()
+	select {
+	case <-removed.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("removed handler never finished")
+	}
+	after := removedCalls.Load()
+	<-writer
+	eventually(t, func() bool { return keptCalls.Load() == n }, "kept handler got all %d events, got %d", n, keptCalls.Load())
+	assert.Equal(t, after, removedCalls.Load(), "no call after Done")
+	assert.Zero(t, removed.Backlog())
+}
+
+func TestResync(t *testing.T) {
+	src := newPodSource()
+	mustAdd(t, src, pod("a", "x", nil), pod("a", "y", nil))
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	require.NoError(t, err)
+	resynced, plain := &recorder{}, &recorder{}
+	_, err = inf.AddHandler(resynced, informers.WithResync(20*time.Millisecond))
+	require.NoError(t, err)
+	_, err = inf.AddHandler(plain)
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+	eventually(t, func() bool {
+		return resynced.has("update a/x 1->1") && resynced.has("update a/y 2->2")
+	}, "resync replays the cache as updates")
+	eventually(t, func() bool { return len(plain.get()) == 2 }, "plain handler got the adds")
+	for _, e := range plain.get() {
+		assert.Contains(t, e, "add", "no resync for a handler without a period")
+	}
+}
+
+func TestTransform(t *testing.T) {
+	src := newPodSource()
+	withFields := pod("a", "x", nil)
+	withFields.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	mustAdd(t, src, withFields, pod("a", "bad", nil))
+	var reported atomic.Pointer[informers.TransformError]
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
+		Backoff: fastBackoff,
+		Transform: informers.Chain(informers.StripManagedFields[*corev1.Pod](), func(p *corev1.Pod) (*corev1.Pod, error) {
+			if p.Name == "bad" {
+				return nil, errors.New("refused")
+			}
+			return p, nil
+		}),
+		OnError: func(err error) {
+			var te *informers.TransformError
+			if errors.As(err, &te) {
+				reported.Store(te)
+			}
+		},
+	})
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+	got, err := inf.Lister().Namespace("a").Get("x")
+	require.NoError(t, err)
+	assert.Nil(t, got.ManagedFields)
+	_, err = inf.Lister().Namespace("a").Get("bad")
+	assert.True(t, apierrors.IsNotFound(err))
+	require.NotNil(t, reported.Load())
+	assert.Equal(t, "a/bad", reported.Load().Key.String())
+}
+
+func TestErrorsSurface(t *testing.T) {
+	forbidden := apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("RBAC says no"))
+	tests := []struct {
+		name             string
+		failList, failWL bool
+		wantOp           string
+	}{
+		{name: "list and watch forbidden", failList: true, failWL: true, wantOp: "list"},
+		{name: "watch forbidden", failWL: true, wantOp: "watch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := newPodSource()
+			if tt.failList {
+				src.FailList(forbidden)
+			}
+			if tt.failWL {
+				src.FailWatch(forbidden)
+			}
+			var seen atomic.Int32
+			inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
+				Backoff: fastBackoff,
+				OnError: func(err error) {
+					var lw *informers.ListWatchError
+					if errors.As(err, &lw) && apierrors.IsForbidden(err) {
+						seen.Add(1)
+					}
+				},
+			})
+			require.NoError(t, err)
+			run(t, inf)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			start := time.Now()
+			err = inf.WaitForSync(ctx)
+			require.Error(t, err)
+			assert.Less(t, time.Since(start), 10*time.Second, "returned promptly, not at the deadline")
+			var ns *informers.NotSyncedError
+			require.ErrorAs(t, err, &ns)
+			assert.True(t, apierrors.IsForbidden(err), "the 403 is in the chain: %v", err)
+			assert.Contains(t, err.Error(), "pods.v1")
+			assert.NotZero(t, seen.Load())
+			eventually(t, func() bool {
+				var lw *informers.ListWatchError
+				return errors.As(inf.LastError(), &lw) && lw.Op == tt.wantOp
+			}, "last error is the %s", tt.wantOp)
+
+			// Fixing the cause lets the informer sync on its own.
+			src.FailList(nil)
+			src.FailWatch(nil)
+			eventually(t, inf.HasSynced, "synced once allowed")
+			assert.NoError(t, inf.LastError())
+		})
+	}
+}
+
+func TestWaitForSyncDeadline(t *testing.T) {
+	src := newPodSource()
+	src.FailList(apierrors.NewServiceUnavailable("etcd is down"))
+	src.FailWatch(apierrors.NewServiceUnavailable("etcd is down"))
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	require.NoError(t, err)
+	run(t, inf)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err = inf.WaitForSync(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.True(t, apierrors.IsServiceUnavailable(err), "says why: %v", err)
+}
+
+func TestPanickingHandler(t *testing.T) {
+	src := newPodSource()
+	var panics atomic.Int32
+	var lastPanic atomic.Pointer[informers.HandlerPanicError]
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
+		Backoff: fastBackoff,
+		OnError: func(err error) {
+			var hp *informers.HandlerPanicError
+			if errors.As(err, &hp) {
+				panics.Add(1)
+				lastPanic.Store(hp)
+			}
+		},
+	})
+	require.NoError(t, err)
+	var afterPanic atomic.Int32
+	_, err = inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(p *corev1.Pod, _ bool) {
+		if p.Name == "boom" {
+			panic("handler bug")
+		}
+		afterPanic.Add(1)
+	}}, informers.WithName("buggy"))
+	require.NoError(t, err)
+	healthy := &recorder{}
+	_, err = inf.AddHandler(healthy)
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+	mustAdd(t, src, pod("a", "boom", nil), pod("a", "fine", nil))
+	eventually(t, func() bool { return len(healthy.get()) == 2 && afterPanic.Load() == 1 }, "both handlers go on")
+	require.Equal(t, int32(1), panics.Load())
+	hp := lastPanic.Load()
+	assert.Equal(t, "buggy", hp.Handler)
+	assert.Equal(t, "add", hp.Event)
+	assert.Equal(t, "a/boom", hp.Key.String())
+	assert.Equal(t, "handler bug", hp.Value)
+	assert.Contains(t, string(hp.Stack), "TestPanickingHandler")
+}
+
+// A handler that does not return holds up only itself: the cache and the
+// other handlers keep up, and its backlog is visible.
+func TestStuckHandler(t *testing.T) {
+	src := newPodSource()
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	require.NoError(t, err)
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	stuck, err := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-release
+	}})
+	require.NoError(t, err)
+	fast := &recorder{}
+	_, err = inf.AddHandler(fast)
+	require.NoError(t, err)
+	run(t, inf)
+	t.Cleanup(func() { close(release) })
+	waitSynced(t, inf)
+	const n = 100
+	for i := range n {
+		mustAdd(t, src, pod("a", fmt.Sprintf("p%d", i), nil))
+	}
+	<-entered
+	eventually(t, func() bool { return len(fast.get()) == n }, "fast handler keeps up")
+	eventually(t, func() bool { return inf.Lister().Len() == n }, "cache keeps up")
+	assert.Equal(t, n, stuck.Backlog(), "one in progress and the rest queued")
+}
+
+func TestRunTwice(t *testing.T) {
+	src := newPodSource()
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{})
+	require.NoError(t, err)
+	ctx := run(t, inf)
+	waitSynced(t, inf)
+	require.Error(t, inf.Run(ctx))
+}
+
+func TestAddHandlerAfterStop(t *testing.T) {
+	src := newPodSource()
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _ = inf.Run(ctx) }()
+	waitSynced(t, inf)
+	cancel()
+	<-inf.Stopped()
+	_, err = inf.AddHandler(&recorder{})
+	require.ErrorIs(t, err, informers.ErrStopped)
+}
+
+func TestNewInformerRejectsBadOptions(t *testing.T) {
+	src := newPodSource()
+	_, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
+		Indexers: map[string]informers.IndexFunc[*corev1.Pod]{informers.NamespaceIndex: func(*corev1.Pod) []string { return nil }},
+	})
+	require.Error(t, err)
+	_, err = informers.NewInformer(&informers.ListWatch[*corev1.Pod, *corev1.PodList]{}, informers.Options[*corev1.Pod]{})
+	require.Error(t, err)
+}

@@ -1,0 +1,255 @@
+// Package dispatch delivers notifications to one handler on its own
+// goroutine, so that a slow or stuck handler delays nobody else.
+//
+// A Listener's queue is a slice of notification values, swapped with a
+// spare slice by the worker: pushing and delivering allocate nothing once
+// the slices have grown to the backlog's size.
+package dispatch
+
+import (
+	"context"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Kind says what a notification reports.
+type Kind uint8
+
+// The notification kinds.
+const (
+	Add Kind = iota + 1
+	Update
+	Delete
+	// Synced marks the end of the initial state: when the worker reaches
+	// it, the listener has delivered everything the informer had at sync.
+	Synced
+)
+
+// Notification is one event for one handler. Flag is the isInInitialList
+// flag of an Add and the final-state-unknown flag of a Delete.
+type Notification[T any] struct {
+	Old, New T
+	Kind     Kind
+	Flag     bool
+}
+
+// shrinkAbove is the queue capacity above which a mostly idle queue gives
+// its memory back after a backlog has been delivered.
+const shrinkAbove = 1024
+
+// Listener queues notifications for one handler and delivers them in order
+// on its own goroutine. The zero value is not usable; call New.
+type Listener[T any] struct {
+	deliver func(Notification[T])
+	onPanic func(n Notification[T], value any, stack []byte)
+	resync  time.Duration
+	// onResync queues a replay of the cache; it runs on the worker.
+	onResync func(*Listener[T])
+
+	mu      sync.Mutex
+	pending []Notification[T]
+	spare   []Notification[T]
+	idle    bool // the worker waits on wake
+	stopped atomic.Bool
+
+	wake     chan struct{}
+	done     chan struct{}
+	doneOnce sync.Once
+	started  atomic.Bool
+	backlog  atomic.Int64
+	synced   chan struct{}
+}
+
+// Config describes a listener.
+type Config[T any] struct {
+	// Deliver calls the handler.
+	Deliver func(Notification[T])
+	// OnPanic is told when Deliver panics; the worker goes on with the
+	// next notification.
+	OnPanic func(n Notification[T], value any, stack []byte)
+	// Resync, if positive, is how often to replay the cache as updates.
+	Resync time.Duration
+	// OnResync queues the replay; it is called on the worker goroutine.
+	OnResync func(*Listener[T])
+}
+
+// New returns a listener; Run delivers its notifications.
+func New[T any](cfg Config[T]) *Listener[T] {
+	return &Listener[T]{
+		deliver:  cfg.Deliver,
+		onPanic:  cfg.OnPanic,
+		resync:   cfg.Resync,
+		onResync: cfg.OnResync,
+		wake:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		synced:   make(chan struct{}),
+	}
+}
+
+// Push queues n. It never blocks on the handler.
+func (l *Listener[T]) Push(n Notification[T]) {
+	l.mu.Lock()
+	if l.stopped.Load() {
+		l.mu.Unlock()
+		return
+	}
+	l.pending = append(l.pending, n)
+	wake := l.idle
+	l.idle = false
+	l.mu.Unlock()
+	l.backlog.Add(1)
+	if wake {
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Backlog returns how many notifications are queued or being delivered.
+func (l *Listener[T]) Backlog() int { return int(l.backlog.Load()) }
+
+// HasSynced reports whether the listener has delivered the informer's
+// initial state.
+func (l *Listener[T]) HasSynced() bool {
+	select {
+	case <-l.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// Synced is closed once the listener has delivered the initial state.
+func (l *Listener[T]) Synced() <-chan struct{} { return l.synced }
+
+// Stop drops the queue; no delivery starts after Stop returns.
+func (l *Listener[T]) Stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped.Swap(true) {
+		return
+	}
+	l.backlog.Add(-int64(len(l.pending)))
+	clear(l.pending)
+	l.pending = l.pending[:0]
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stopped reports whether Stop was called.
+func (l *Listener[T]) Stopped() bool { return l.stopped.Load() }
+
+// Done is closed when Run has returned: no delivery is in progress and none
+// will start.
+func (l *Listener[T]) Done() <-chan struct{} { return l.done }
+
+// Run delivers notifications until Stop is called or ctx ends. It runs at
+// most once; a listener stopped before Run never delivers.
+func (l *Listener[T]) Run(ctx context.Context) {
+	if l.started.Swap(true) {
+		return
+	}
+	defer l.doneOnce.Do(func() { close(l.done) })
+	defer l.Stop()
+	var resync <-chan time.Time
+	var timer *time.Timer
+	if l.resync > 0 {
+		timer = time.NewTimer(l.resync)
+		defer timer.Stop()
+		resync = timer.C
+	}
+	for {
+		select {
+		case <-resync: // checked here too, so a busy queue does not starve it
+			l.resyncNow(timer)
+		default:
+		}
+		batch, ok := l.next(ctx, resync)
+		if !ok {
+			return
+		}
+		if batch == nil {
+			l.resyncNow(timer)
+			continue
+		}
+		for i := range batch {
+			if l.stopped.Load() {
+				l.backlog.Add(-int64(len(batch) - i))
+				return
+			}
+			l.call(batch[i])
+			l.backlog.Add(-1)
+		}
+		l.recycle(batch)
+	}
+}
+
+// resyncNow queues a replay of the cache, once the initial state has been
+// delivered, and rearms the timer.
+func (l *Listener[T]) resyncNow(timer *time.Timer) {
+	if l.HasSynced() {
+		l.onResync(l)
+	}
+	timer.Reset(l.resync)
+}
+
+// next waits for queued notifications and takes them all. It returns a nil
+// batch when the resync timer fires and false when the listener must end.
+func (l *Listener[T]) next(ctx context.Context, resync <-chan time.Time) ([]Notification[T], bool) {
+	l.mu.Lock()
+	for len(l.pending) == 0 && !l.stopped.Load() {
+		l.idle = true
+		l.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case <-resync:
+			return nil, true
+		case <-l.wake:
+		}
+		l.mu.Lock()
+	}
+	l.idle = false
+	if l.stopped.Load() {
+		l.mu.Unlock()
+		return nil, false
+	}
+	batch := l.pending
+	l.pending = l.spare[:0]
+	l.spare = nil
+	l.mu.Unlock()
+	return batch, true
+}
+
+// recycle keeps a delivered batch's array for reuse, unless it is large and
+// the backlog has gone, so that a past spike does not pin memory.
+func (l *Listener[T]) recycle(batch []Notification[T]) {
+	clear(batch)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if cap(batch) > shrinkAbove && len(l.pending) < cap(batch)/4 {
+		return
+	}
+	l.spare = batch[:0]
+}
+
+// call delivers n, recovering a panic of the handler.
+func (l *Listener[T]) call(n Notification[T]) {
+	if n.Kind == Synced {
+		if !l.HasSynced() {
+			close(l.synced)
+		}
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			l.onPanic(n, r, debug.Stack())
+		}
+	}()
+	l.deliver(n)
+}

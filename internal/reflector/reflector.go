@@ -1,0 +1,435 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+)
+
+const (
+	defaultPageSize        = 500
+	defaultMinWatchTimeout = 5 * time.Minute
+	// watchListQuiet is how long a watch-list stream may stay silent before
+	// its end bookmark; a server that ignores sendInitialEvents never sends
+	// one, so after this long the reflector falls back to list and watch.
+	watchListQuiet = 30 * time.Second
+)
+
+// Reflector lists and watches one resource into a Sink.
+type Reflector[T Object, L List] struct {
+	cfg   Config[L]
+	sink  Sink[T]
+	log   klog.Logger
+	delay wait.DelayFunc
+
+	mu            sync.Mutex
+	lastRV        string
+	rvUnavailable bool // the last request with lastRV got 410 or "too large"
+	paginated     bool // the server paged a list at "0": its watch cache is off
+	watchList     bool
+}
+
+// New returns a reflector that feeds sink; Run starts it.
+func New[T Object, L List](cfg Config[L], sink Sink[T]) *Reflector[T, L] {
+	backoff := wait.Backoff{Duration: 800 * time.Millisecond, Cap: 30 * time.Second, Steps: 38, Factor: 2, Jitter: 1}
+	if cfg.Backoff != nil {
+		backoff = *cfg.Backoff
+	}
+	if cfg.PageSize == 0 {
+		cfg.PageSize = defaultPageSize
+	}
+	if cfg.MinWatchTimeout == 0 {
+		cfg.MinWatchTimeout = defaultMinWatchTimeout
+	}
+	if cfg.OnError == nil {
+		cfg.OnError = func(Op, error) {}
+	}
+	if cfg.OnSuccess == nil {
+		cfg.OnSuccess = func(Op) {}
+	}
+	log := cfg.Logger
+	if log.GetSink() == nil {
+		log = klog.Background()
+	}
+	return &Reflector[T, L]{
+		cfg:       cfg,
+		sink:      sink,
+		log:       log.WithValues("resource", cfg.Description),
+		delay:     backoff.DelayWithReset(clock.RealClock{}, 2*time.Minute),
+		watchList: cfg.WatchList,
+	}
+}
+
+// LastSyncResourceVersion returns the resource version the cache is at.
+func (r *Reflector[T, L]) LastSyncResourceVersion() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastRV
+}
+
+// UsesWatchList reports whether the next initial sync will try watch-list
+// streaming; it turns false once the server refused it.
+func (r *Reflector[T, L]) UsesWatchList() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.watchList
+}
+
+// Run lists and watches until ctx ends, backing off between failures.
+func (r *Reflector[T, L]) Run(ctx context.Context) {
+	r.log.V(3).Info("Starting reflector")
+	defer r.log.V(3).Info("Stopped reflector")
+	for ctx.Err() == nil {
+		r.listAndWatch(ctx)
+		if !r.sleep(ctx, r.delay()) {
+			return
+		}
+	}
+}
+
+// listAndWatch brings the sink in step, then follows the watch until it
+// fails in a way that needs a relist.
+func (r *Reflector[T, L]) listAndWatch(ctx context.Context) {
+	var w watch.Interface
+	if r.UsesWatchList() {
+		w = r.streamInitialEvents(ctx)
+	}
+	if w == nil {
+		if ctx.Err() != nil || !r.list(ctx) {
+			return
+		}
+	}
+	r.watch(ctx, w)
+}
+
+// list lists all objects, page by page, into the sink. Each page is handed
+// over before the next is fetched, so a page's memory is released early.
+func (r *Reflector[T, L]) list(ctx context.Context) bool {
+	rv := r.relistResourceVersion()
+	opts := metav1.ListOptions{ResourceVersion: rv, Limit: r.cfg.PageSize}
+	r.mu.Lock()
+	if !r.paginated && rv != "" && rv != "0" {
+		// A list at a given version is served by the watch cache only
+		// without a limit; paging would send it to etcd.
+		opts.Limit = 0
+	}
+	r.mu.Unlock()
+
+	r.sink.StartList()
+	first := true
+	for {
+		list, err := r.cfg.List(ctx, opts)
+		if ctx.Err() != nil {
+			return false
+		}
+		switch {
+		case err == nil:
+		case opts.Continue != "" && IsExpired(err):
+			// The continue token expired: list again in one piece.
+			r.log.V(2).Info("List continuation expired, listing without pages", "err", err)
+			opts = metav1.ListOptions{ResourceVersion: rv}
+			continue
+		case (IsExpired(err) || isTooLargeResourceVersion(err)) && opts.ResourceVersion != "":
+			r.setResourceVersionUnavailable(true)
+			rv = ""
+			opts = metav1.ListOptions{Limit: r.cfg.PageSize}
+			continue
+		default:
+			r.cfg.OnError(OpList, err)
+			return false
+		}
+		if first && rv == "0" && list.GetContinue() != "" {
+			r.mu.Lock()
+			r.paginated = true
+			r.mu.Unlock()
+		}
+		first = false
+		if err := r.putItems(list); err != nil {
+			r.cfg.OnError(OpDecode, err)
+			return false
+		}
+		if list.GetContinue() == "" {
+			r.setResourceVersionUnavailable(false)
+			r.sink.FinishList()
+			r.setResourceVersion(list.GetResourceVersion())
+			r.cfg.OnSuccess(OpList)
+			return true
+		}
+		opts.Continue = list.GetContinue()
+		opts.ResourceVersion = ""
+	}
+}
+
+// putItems hands every item of a list page to the sink. Items are not
+// copied: for a list of structs each T points into the page's item array.
+func (r *Reflector[T, L]) putItems(list L) error {
+	var bad error
+	err := meta.EachListItem(list, func(o runtime.Object) error {
+		obj, ok := o.(T)
+		if !ok {
+			if bad == nil {
+				bad = fmt.Errorf("%s: list item is %T, want %T", r.cfg.Description, o, *new(T))
+			}
+			return nil
+		}
+		r.sink.Put(obj, FromList)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: reading list %T: %w", r.cfg.Description, list, err)
+	}
+	if bad != nil {
+		r.cfg.OnError(OpDecode, bad)
+	}
+	return nil
+}
+
+// streamInitialEvents gets the initial state with a watch-list request and
+// returns the watch, left open, once the server marked the end of the
+// initial events. It returns nil when the caller should list instead.
+func (r *Reflector[T, L]) streamInitialEvents(ctx context.Context) watch.Interface {
+	for ctx.Err() == nil {
+		opts := metav1.ListOptions{
+			ResourceVersion:      r.rewatchResourceVersion(),
+			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+			SendInitialEvents:    ptr.To(true),
+			AllowWatchBookmarks:  true,
+			TimeoutSeconds:       r.watchTimeout(),
+		}
+		w, err := r.cfg.Watch(ctx, opts)
+		if err == nil {
+			r.sink.StartList()
+			var ended bool
+			ended, err = r.consume(ctx, w, true)
+			if ended {
+				r.setResourceVersionUnavailable(false)
+				r.sink.FinishList()
+				r.cfg.OnSuccess(OpWatchList)
+				r.sink.Watching()
+				return w
+			}
+			w.Stop()
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err == nil {
+				continue // closed before the end bookmark: stream again
+			}
+		}
+		switch {
+		case errors.Is(err, errNoInitialEventsEnd) || refusesWatchList(err):
+			// Expected of older servers and of sources without streaming:
+			// not an error, just the other way to get the initial state.
+			r.log.V(2).Info("Server does not serve watch-list; using list and watch", "err", err)
+			r.mu.Lock()
+			r.watchList = false
+			r.mu.Unlock()
+			return nil
+		case isRetriable(err):
+			r.cfg.OnError(OpWatchList, err)
+			if !r.sleep(ctx, r.delay()) {
+				return nil
+			}
+		case IsExpired(err) || isTooLargeResourceVersion(err):
+			r.log.V(4).Info("Watch-list resource version expired", "err", err)
+			r.setResourceVersionUnavailable(true)
+		default:
+			r.cfg.OnError(OpWatchList, err)
+			return nil
+		}
+	}
+	return nil
+}
+
+var errNoInitialEventsEnd = errors.New("watch-list stream went quiet without the " + metav1.InitialEventsAnnotationKey + " bookmark")
+
+// watch follows watch streams from the last resource version, reopening them
+// when they time out, until one fails in a way that needs a relist. w, if
+// not nil, is an open stream to start with.
+func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
+	watching := w != nil
+	for ctx.Err() == nil {
+		if w == nil {
+			var err error
+			w, err = r.cfg.Watch(ctx, metav1.ListOptions{
+				ResourceVersion:     r.LastSyncResourceVersion(),
+				TimeoutSeconds:      r.watchTimeout(),
+				AllowWatchBookmarks: true,
+			})
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				r.cfg.OnError(OpWatch, err)
+				if isRetriable(err) && r.sleep(ctx, r.delay()) {
+					continue
+				}
+				return
+			}
+			r.cfg.OnSuccess(OpWatch)
+			if !watching {
+				watching = true
+				r.sink.Watching()
+			}
+		}
+		_, err := r.consume(ctx, w, false)
+		w.Stop()
+		w = nil
+		switch {
+		case err == nil || ctx.Err() != nil:
+		case IsExpired(err):
+			r.log.V(4).Info("Watch expired; relisting", "err", err)
+			r.cfg.OnError(OpWatch, err)
+			return
+		case apierrors.IsTooManyRequests(err):
+			if !r.sleep(ctx, r.delay()) {
+				return
+			}
+		default:
+			r.cfg.OnError(OpWatch, err)
+			return
+		}
+	}
+}
+
+// consume applies the events of w to the sink until w closes or fails. With
+// initial set it is reading a watch-list stream and returns true, leaving w
+// open, at the bookmark that ends the initial events.
+func (r *Reflector[T, L]) consume(ctx context.Context, w watch.Interface, initial bool) (bool, error) {
+	start := time.Now()
+	events := 0
+	// Added events of a watch from "" or "0" are synthetic and unordered:
+	// their versions are not a place to resume from.
+	rv := r.LastSyncResourceVersion()
+	propagate := !initial && rv != "" && rv != "0"
+	var quiet <-chan time.Time
+	last := start
+	if initial {
+		t := time.NewTicker(watchListQuiet / 3)
+		defer t.Stop()
+		quiet = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-quiet:
+			if time.Since(last) > watchListQuiet {
+				return false, errNoInitialEventsEnd
+			}
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				if events == 0 && time.Since(start) < time.Second {
+					return false, errShortWatch
+				}
+				return false, nil
+			}
+			events++
+			last = time.Now()
+			if ev.Type == watch.Error {
+				return false, apierrors.FromObject(ev.Object)
+			}
+			obj, ok := ev.Object.(T)
+			if !ok {
+				r.cfg.OnError(OpDecode, fmt.Errorf("%s: %s watch event carries %T, want %T", r.cfg.Description, ev.Type, ev.Object, *new(T)))
+				continue
+			}
+			ended := false
+			switch ev.Type {
+			case watch.Added:
+				if initial {
+					r.sink.Put(obj, FromList)
+				} else {
+					r.sink.Put(obj, FromAdded)
+				}
+			case watch.Modified:
+				propagate = true
+				r.sink.Put(obj, FromModified)
+			case watch.Deleted:
+				propagate = true
+				r.sink.Delete(obj)
+			case watch.Bookmark:
+				propagate = true
+				ended = obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+			default:
+				r.cfg.OnError(OpDecode, fmt.Errorf("%s: unknown watch event type %q", r.cfg.Description, ev.Type))
+				continue
+			}
+			if propagate {
+				r.setResourceVersion(obj.GetResourceVersion())
+			}
+			if initial && ended {
+				return true, nil
+			}
+		}
+	}
+}
+
+// relistResourceVersion is the version to list at: "0" (any cached state) at
+// first, the last synced version after that, and "" (a consistent read)
+// after the last version turned out to be unavailable.
+func (r *Reflector[T, L]) relistResourceVersion() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.rvUnavailable:
+		return ""
+	case r.lastRV == "":
+		return "0"
+	}
+	return r.lastRV
+}
+
+// rewatchResourceVersion is the version to stream initial events from.
+func (r *Reflector[T, L]) rewatchResourceVersion() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rvUnavailable {
+		return ""
+	}
+	return r.lastRV
+}
+
+func (r *Reflector[T, L]) setResourceVersion(rv string) {
+	r.mu.Lock()
+	r.lastRV = rv
+	r.mu.Unlock()
+}
+
+func (r *Reflector[T, L]) setResourceVersionUnavailable(v bool) {
+	r.mu.Lock()
+	r.rvUnavailable = v
+	r.mu.Unlock()
+}
+
+// watchTimeout picks a server-side timeout between the minimum and twice it,
+// so that many watchers do not reconnect at once.
+func (r *Reflector[T, L]) watchTimeout() *int64 {
+	min := r.cfg.MinWatchTimeout.Seconds()
+	return ptr.To(int64(min + rand.Float64()*min))
+}
+
+// sleep waits d and reports false if ctx ended first.
+func (r *Reflector[T, L]) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

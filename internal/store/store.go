@@ -1,0 +1,291 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Key identifies an object by namespace and name. Cluster-scoped objects
+// have an empty namespace.
+type Key = types.NamespacedName
+
+// NamespaceIndex is the name of the built-in namespace index.
+const NamespaceIndex = "namespace"
+
+// fixedSlots is the number of buckets every entry sits in: all and namespace.
+const fixedSlots = 2
+
+// KeyOf returns the key of obj.
+func KeyOf(obj metav1.Object) Key {
+	return Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// Store is a typed, indexed, thread-safe object cache. The zero value is not
+// usable; call New.
+//
+// Readers use Get and the Append methods. The single writer brackets its
+// changes with Lock and Unlock and calls the Locked methods in between, so it
+// can act on a change (queue notifications) before any reader or snapshot
+// sees the next one.
+type Store[T metav1.Object] struct {
+	mu      sync.RWMutex
+	items   map[Key]*entry[T]
+	all     *bucket[T]
+	byNS    map[string]*bucket[T]
+	indexes []*index[T]
+}
+
+// New returns an empty store.
+func New[T metav1.Object]() *Store[T] {
+	return &Store[T]{
+		items: make(map[Key]*entry[T]),
+		all:   &bucket[T]{},
+		byNS:  make(map[string]*bucket[T]),
+	}
+}
+
+// AddIndex adds an index and indexes the objects already stored. It fails if
+// the name is taken or fn is nil. Index function panics while indexing
+// existing objects are returned as *IndexFuncError values; the index is
+// added regardless.
+func (s *Store[T]) AddIndex(name string, fn IndexFunc[T]) error {
+	if fn == nil {
+		return fmt.Errorf("index %q: nil index function", name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if name == NamespaceIndex || s.indexLocked(name) != nil {
+		return fmt.Errorf("index %q already exists", name)
+	}
+	ix := &index[T]{name: name, fn: fn, buckets: make(map[string]*bucket[T])}
+	s.indexes = append(s.indexes, ix)
+	var errs []error
+	for key, e := range s.items {
+		vals, err := ix.values(e.obj, key)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		ix.add(e, vals)
+	}
+	return errors.Join(errs...)
+}
+
+// HasIndex reports whether an index of that name exists.
+func (s *Store[T]) HasIndex(name string) bool {
+	if name == NamespaceIndex {
+		return true
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.indexLocked(name) != nil
+}
+
+func (s *Store[T]) indexLocked(name string) *index[T] {
+	for _, ix := range s.indexes {
+		if ix.name == name {
+			return ix
+		}
+	}
+	return nil
+}
+
+// Get returns the object stored under key.
+func (s *Store[T]) Get(key Key) (T, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.GetLocked(key)
+}
+
+// GetLocked is Get for a caller that holds the lock.
+func (s *Store[T]) GetLocked(key Key) (T, bool) {
+	if e, ok := s.items[key]; ok {
+		return e.obj, true
+	}
+	var zero T
+	return zero, false
+}
+
+// Len returns the number of stored objects.
+func (s *Store[T]) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.items)
+}
+
+// AppendAll appends every stored object to dst.
+func (s *Store[T]) AppendAll(dst []T) []T {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append(dst, s.all.objs...)
+}
+
+// AppendAllLocked is AppendAll for a caller that holds the lock.
+func (s *Store[T]) AppendAllLocked(dst []T) []T {
+	return append(dst, s.all.objs...)
+}
+
+// AppendNamespace appends the objects of namespace ns to dst.
+func (s *Store[T]) AppendNamespace(dst []T, ns string) []T {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if b := s.byNS[ns]; b != nil {
+		dst = append(dst, b.objs...)
+	}
+	return dst
+}
+
+// CountNamespace returns the number of objects in namespace ns.
+func (s *Store[T]) CountNamespace(ns string) int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if b := s.byNS[ns]; b != nil {
+		return b.len()
+	}
+	return 0
+}
+
+// AppendIndex appends the objects indexed under value by the named index to
+// dst. It reports false if there is no such index.
+func (s *Store[T]) AppendIndex(dst []T, name, value string) ([]T, bool) {
+	if name == NamespaceIndex {
+		return s.AppendNamespace(dst, value), true
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ix := s.indexLocked(name)
+	if ix == nil {
+		return dst, false
+	}
+	if b := ix.buckets[value]; b != nil {
+		dst = append(dst, b.objs...)
+	}
+	return dst, true
+}
+
+// IndexValues returns the values that have at least one object in the named
+// index, in no particular order. It reports false if there is no such index.
+func (s *Store[T]) IndexValues(name string) ([]string, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	buckets := s.byNS
+	if name != NamespaceIndex {
+		ix := s.indexLocked(name)
+		if ix == nil {
+			return nil, false
+		}
+		buckets = ix.buckets
+	}
+	vals := make([]string, 0, len(buckets))
+	for v := range buckets {
+		vals = append(vals, v)
+	}
+	return vals, true
+}
+
+// Lock takes the write lock.
+func (s *Store[T]) Lock() { s.mu.Lock() }
+
+// Unlock releases the write lock.
+func (s *Store[T]) Unlock() { s.mu.Unlock() }
+
+// RLock takes the read lock, for a consistent snapshot across calls.
+func (s *Store[T]) RLock() { s.mu.RLock() }
+
+// RUnlock releases the read lock.
+func (s *Store[T]) RUnlock() { s.mu.RUnlock() }
+
+// PutLocked stores obj under its key, marking it seen in list generation
+// gen, and returns the object it replaced. Index values are recomputed; an
+// update that keeps them replaces the object in place without allocating.
+// A panicking index function is returned as an *IndexFuncError and the
+// object is left out of that index.
+func (s *Store[T]) PutLocked(obj T, gen uint64) (old T, existed bool, err error) {
+	key := KeyOf(obj)
+	e, existed := s.items[key]
+	if !existed {
+		e = &entry[T]{obj: obj, gen: gen}
+		e.slots = e.inline[:0]
+		e.slots = append(e.slots, s.all.add(e), s.nsBucket(key.Namespace).add(e))
+		var errs []error
+		for _, ix := range s.indexes {
+			vals, err := ix.values(obj, key)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			ix.add(e, vals)
+		}
+		s.items[key] = e
+		return old, false, errors.Join(errs...)
+	}
+	old = e.obj
+	e.gen = gen
+	e.setObj(obj)
+	if len(s.indexes) == 0 {
+		return old, true, nil
+	}
+	var errs []error
+	for _, ix := range s.indexes {
+		vals, err := ix.values(obj, key)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if !ix.sameValues(e, vals) {
+			ix.remove(e)
+			ix.add(e, vals)
+		}
+	}
+	return old, true, errors.Join(errs...)
+}
+
+// TouchLocked marks the object under key as seen in list generation gen
+// without changing it. It reports whether the key is stored.
+func (s *Store[T]) TouchLocked(key Key, gen uint64) bool {
+	e, ok := s.items[key]
+	if ok {
+		e.gen = gen
+	}
+	return ok
+}
+
+// DeleteLocked removes the object under key and returns it.
+func (s *Store[T]) DeleteLocked(key Key) (old T, existed bool) {
+	e, ok := s.items[key]
+	if !ok {
+		return old, false
+	}
+	delete(s.items, key)
+	s.all.remove(e.slots[0].pos)
+	ns := e.slots[1]
+	ns.b.remove(ns.pos)
+	if ns.b.len() == 0 {
+		delete(s.byNS, ns.b.value)
+	}
+	for _, sl := range e.slots[fixedSlots:] {
+		sl.b.ix.removeFromBucket(sl)
+	}
+	return e.obj, true
+}
+
+// AppendStaleLocked appends to dst every object not marked seen in list
+// generation gen: what a completed list did not contain.
+func (s *Store[T]) AppendStaleLocked(dst []T, gen uint64) []T {
+	for _, e := range s.all.entries {
+		if e.gen != gen {
+			dst = append(dst, e.obj)
+		}
+	}
+	return dst
+}
+
+func (s *Store[T]) nsBucket(ns string) *bucket[T] {
+	b := s.byNS[ns]
+	if b == nil {
+		b = &bucket[T]{value: ns}
+		s.byNS[ns] = b
+	}
+	return b
+}

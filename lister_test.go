@@ -1,0 +1,78 @@
+package informers_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubetyped/informers"
+)
+
+func TestLister(t *testing.T) {
+	src := newPodSource()
+	mustAdd(t, src,
+		pod("a", "web-0", map[string]string{"app": "web"}),
+		pod("a", "web-1", map[string]string{"app": "web"}),
+		pod("a", "db-0", map[string]string{"app": "db"}),
+		pod("b", "web-0", map[string]string{"app": "web"}),
+	)
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+	l := inf.Lister()
+	web := labels.SelectorFromSet(labels.Set{"app": "web"})
+
+	tests := []struct {
+		name string
+		got  func() ([]*corev1.Pod, error)
+		want []string
+	}{
+		{"all", func() ([]*corev1.Pod, error) { return l.List(labels.Everything()) }, []string{"a/db-0", "a/web-0", "a/web-1", "b/web-0"}},
+		{"nil selector", func() ([]*corev1.Pod, error) { return l.List(nil) }, []string{"a/db-0", "a/web-0", "a/web-1", "b/web-0"}},
+		{"selector", func() ([]*corev1.Pod, error) { return l.List(web) }, []string{"a/web-0", "a/web-1", "b/web-0"}},
+		{"namespace", func() ([]*corev1.Pod, error) { return l.Namespace("a").List(labels.Everything()) }, []string{"a/db-0", "a/web-0", "a/web-1"}},
+		{"namespace and selector", func() ([]*corev1.Pod, error) { return l.Namespace("a").List(web) }, []string{"a/web-0", "a/web-1"}},
+		{"empty namespace", func() ([]*corev1.Pod, error) { return l.Namespace("zzz").List(nil) }, []string{}},
+		{"all iterator", func() ([]*corev1.Pod, error) { return slices.Collect(l.All()), nil }, []string{"a/db-0", "a/web-0", "a/web-1", "b/web-0"}},
+		{"select iterator", func() ([]*corev1.Pod, error) { return slices.Collect(l.Select(web)), nil }, []string{"a/web-0", "a/web-1", "b/web-0"}},
+		{"namespace iterator", func() ([]*corev1.Pod, error) { return slices.Collect(l.Namespace("b").All()), nil }, []string{"b/web-0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.got()
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, names(got))
+		})
+	}
+
+	p, err := l.Namespace("b").Get("web-0")
+	require.NoError(t, err)
+	assert.Equal(t, "b", p.Namespace)
+	_, err = l.Namespace("b").Get("nope")
+	require.True(t, apierrors.IsNotFound(err))
+	var status apierrors.APIStatus
+	require.ErrorAs(t, err, &status)
+	assert.Equal(t, "pods", status.Status().Details.Kind)
+	_, err = l.Get("web-0")
+	assert.True(t, apierrors.IsNotFound(err), "cluster-scoped Get does not see namespaced objects")
+	assert.Equal(t, 4, l.Len())
+	assert.Equal(t, 3, l.Namespace("a").Len())
+
+	// Stopping early releases the buffer; reading inside the loop is fine.
+	n := 0
+	for p := range l.All() {
+		_, err := l.Namespace(p.Namespace).Get(p.Name)
+		require.NoError(t, err)
+		n++
+		if n == 2 {
+			break
+		}
+	}
+	assert.Equal(t, 2, n)
+}

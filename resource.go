@@ -1,0 +1,55 @@
+package informers
+
+import (
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// describe names an informer by resource and Go type, as in
+// "deployments.v1.apps (*v1.Deployment)".
+func describe[T Object](gvr schema.GroupVersionResource) string {
+	typ := fmt.Sprintf("%T", *new(T))
+	if gvr.Empty() {
+		return typ
+	}
+	return fmt.Sprintf("%s (%s)", resourceName(gvr), typ)
+}
+
+// resourceName spells a GVR the way kubectl does: pods.v1,
+// deployments.v1.apps.
+func resourceName(gvr schema.GroupVersionResource) string {
+	s := gvr.Resource + "." + gvr.Version
+	if gvr.Group != "" {
+		s += "." + gvr.Group
+	}
+	return s
+}
+
+// kindOf finds T's GroupVersionKind in sch.
+func kindOf[T Object](sch *runtime.Scheme) (schema.GroupVersionKind, error) {
+	typ := reflect.TypeFor[T]()
+	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
+		return schema.GroupVersionKind{}, fmt.Errorf("informers: %v is not a pointer to a struct", typ)
+	}
+	gvks, _, err := sch.ObjectKinds(reflect.New(typ.Elem()).Interface().(runtime.Object))
+	if err != nil {
+		return schema.GroupVersionKind{}, fmt.Errorf("informers: %v is not registered in the scheme: %w", typ, err)
+	}
+	return gvks[0], nil
+}
+
+// guessResource derives T's resource from client-go's scheme, pluralizing
+// its kind the way the API server does for built-in types.
+func guessResource[T Object]() (schema.GroupVersionResource, error) {
+	gvk, err := kindOf[T](scheme.Scheme)
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+	return gvr, nil
+}

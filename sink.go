@@ -1,0 +1,121 @@
+package informers
+
+import (
+	"github.com/kubetyped/informers/internal/dispatch"
+	"github.com/kubetyped/informers/internal/reflector"
+	"github.com/kubetyped/informers/internal/store"
+)
+
+// sink is the reflector's view of an informer: it applies what the
+// reflector learns to the store and queues the matching notifications while
+// holding the store's write lock, so that every reader and every handler
+// sees changes in one order. Only the reflector goroutine calls it.
+type sink[T Object] SharedInformer[T]
+
+func (s *sink[T]) inf() *SharedInformer[T] { return (*SharedInformer[T])(s) }
+
+// StartList opens a new list generation; FinishList deletes what it missed.
+func (s *sink[T]) StartList() { s.gen++ }
+
+// Put stores obj and notifies handlers. A relisted object whose resource
+// version is unchanged is kept as it is and not notified. An object whose
+// UID changed under the same name was deleted and recreated: handlers see a
+// delete of the old one, then an add.
+func (s *sink[T]) Put(obj T, from reflector.Origin) {
+	obj, ok := s.transform(obj)
+	if !ok {
+		return
+	}
+	key := store.KeyOf(obj)
+	st := s.store
+	st.Lock()
+	old, existed := st.GetLocked(key)
+	if existed && from == reflector.FromList && sameVersion(old, obj) {
+		st.TouchLocked(key, s.gen)
+		st.Unlock()
+		return
+	}
+	if existed && from != reflector.FromModified && old.GetUID() != obj.GetUID() {
+		st.DeleteLocked(key)
+		s.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, Flag: true})
+		existed = false
+	}
+	_, _, err := st.PutLocked(obj, s.gen)
+	if existed {
+		s.notify(dispatch.Notification[T]{Kind: dispatch.Update, Old: old, New: obj})
+	} else {
+		s.notify(dispatch.Notification[T]{Kind: dispatch.Add, New: obj, Flag: !s.synced.Load()})
+	}
+	st.Unlock()
+	if err != nil {
+		s.inf().report(s.inf().indexError(err))
+	}
+}
+
+// Delete removes obj, as the watch reported it, and notifies handlers.
+func (s *sink[T]) Delete(obj T) {
+	obj, ok := s.transform(obj)
+	if !ok {
+		return
+	}
+	st := s.store
+	st.Lock()
+	if _, existed := st.DeleteLocked(store.KeyOf(obj)); existed {
+		s.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: obj})
+	}
+	st.Unlock()
+}
+
+// FinishList deletes the objects the list did not contain; handlers see
+// them deleted with their final state unknown.
+func (s *sink[T]) FinishList() {
+	st := s.store
+	st.Lock()
+	s.scratch = st.AppendStaleLocked(s.scratch[:0], s.gen)
+	for _, obj := range s.scratch {
+		st.DeleteLocked(store.KeyOf(obj))
+		s.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: obj, Flag: true})
+	}
+	st.Unlock()
+	clear(s.scratch)
+	s.scratch = s.scratch[:0]
+}
+
+// Watching marks the cache synced and tells every handler where its
+// initial state ends.
+func (s *sink[T]) Watching() {
+	if s.synced.Load() {
+		return
+	}
+	s.store.Lock()
+	s.synced.Store(true)
+	s.notify(dispatch.Notification[T]{Kind: dispatch.Synced})
+	s.store.Unlock()
+	close(s.syncedCh)
+}
+
+// notify queues n for every handler; the caller holds the write lock.
+func (s *sink[T]) notify(n dispatch.Notification[T]) {
+	for _, l := range *s.listeners.Load() {
+		l.Push(n)
+	}
+}
+
+// transform applies the informer's transform, reporting failures.
+func (s *sink[T]) transform(obj T) (out T, ok bool) {
+	if s.opts.Transform == nil {
+		return obj, true
+	}
+	out, err := s.opts.Transform.apply(obj)
+	if err != nil {
+		s.inf().report(&TransformError{Resource: s.desc, Key: store.KeyOf(obj), Err: err})
+		return out, false
+	}
+	return out, true
+}
+
+// sameVersion reports whether a and b are the same version of one object.
+func sameVersion[T Object](a, b T) bool {
+	rv := a.GetResourceVersion()
+	return rv != "" && rv == b.GetResourceVersion() && a.GetUID() == b.GetUID()
+}
