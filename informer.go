@@ -74,6 +74,7 @@ type Options[T Object] struct {
 //
 // A SharedInformer runs once: Run until its context ends.
 type SharedInformer[T Object] struct {
+	failed   error // why a Factory could not create it; see Err
 	desc     string
 	resource schema.GroupVersionResource
 	opts     Options[T]
@@ -163,6 +164,30 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 	return i, nil
 }
 
+// failedInformer returns an informer that only reports err: what
+// Informer returns when it cannot serve T.
+func failedInformer[T Object](err error) *SharedInformer[T] {
+	i := &SharedInformer[T]{
+		failed:     err,
+		desc:       describe[T](schema.GroupVersionResource{}),
+		store:      store.New[T](),
+		syncedCh:   make(chan struct{}),
+		stopped:    make(chan struct{}),
+		errChanged: make(chan struct{}),
+		state:      stopped,
+	}
+	i.buffers.New = func() any { return new([]T) }
+	i.listeners.Store(&[]*dispatch.Listener[T]{})
+	close(i.stopped)
+	return i
+}
+
+// Err returns why a Factory could not create the informer (T unknown to
+// the scheme, its resource already served as another Go type...), or nil.
+// Such an informer never syncs: WaitForSync, Run, AddHandler and AddIndex
+// return this error, and its lister is empty.
+func (i *SharedInformer[T]) Err() error { return i.failed }
+
 // Resource returns the informer's resource.
 func (i *SharedInformer[T]) Resource() schema.GroupVersionResource { return i.resource }
 
@@ -174,6 +199,9 @@ func (i *SharedInformer[T]) String() string { return i.desc }
 func (i *SharedInformer[T]) Run(ctx context.Context) error {
 	log := klog.FromContext(ctx).WithValues("informer", i.desc)
 	ctx = klog.NewContext(ctx, log)
+	if i.failed != nil {
+		return i.failed
+	}
 	i.mu.Lock()
 	if i.state != notStarted {
 		i.mu.Unlock()
@@ -219,6 +247,9 @@ func (i *SharedInformer[T]) HasSynced() bool { return i.synced.Load() }
 // (403 Forbidden, 401, 404 for a resource the server does not serve...).
 // The informer keeps retrying in the background either way.
 func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
+	if i.failed != nil {
+		return i.failed
+	}
 	for {
 		i.mu.Lock()
 		lastErr, changed := i.lastErr, i.errChanged
@@ -275,6 +306,9 @@ func (i *SharedInformer[T]) Lister() Lister[T] { return Lister[T]{inf: i} }
 // while the informer runs first receives the cache's current contents as
 // adds, then every later event. It fails once the informer has stopped.
 func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Registration[T], error) {
+	if i.failed != nil {
+		return nil, i.failed
+	}
 	if h == nil {
 		return nil, fmt.Errorf("informers: %s: AddHandler with a nil handler", i.desc)
 	}
@@ -359,6 +393,9 @@ func deliverTo[T Object](h Handler[T]) func(dispatch.Notification[T]) {
 // AddIndex adds a named index, before or after the informer starts, and
 // returns it. Objects already cached are indexed at once.
 func (i *SharedInformer[T]) AddIndex(name string, fn IndexFunc[T]) (*Index[T], error) {
+	if i.failed != nil {
+		return nil, i.failed
+	}
 	err := i.store.AddIndex(name, store.IndexFunc[T](fn))
 	var ixErr *store.IndexFuncError
 	switch {

@@ -43,6 +43,23 @@ func kindOf[T Object](sch *runtime.Scheme) (schema.GroupVersionKind, error) {
 	return gvks[0], nil
 }
 
+// irregularResources lists the built-in kinds whose resource name is not
+// the lower-case plural that meta.UnsafeGuessKindToResource makes of the
+// kind. The generic rule serves every other type of k8s.io/api (a test
+// checks them all); against a real server, discovery has the last word.
+var irregularResources = map[schema.GroupKind]string{
+	{Group: "", Kind: "Endpoints"}: "endpoints",
+}
+
+// resourceFor derives the resource of a kind.
+func resourceFor(gvk schema.GroupVersionKind) schema.GroupVersionResource {
+	if name, ok := irregularResources[gvk.GroupKind()]; ok {
+		return gvk.GroupVersion().WithResource(name)
+	}
+	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+	return gvr
+}
+
 // guessResource derives T's resource from client-go's scheme, pluralizing
 // its kind the way the API server does for built-in types.
 func guessResource[T Object]() (schema.GroupVersionResource, error) {
@@ -50,6 +67,5 @@ func guessResource[T Object]() (schema.GroupVersionResource, error) {
 	if err != nil {
 		return schema.GroupVersionResource{}, err
 	}
-	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
-	return gvr, nil
+	return resourceFor(gvk), nil
 }

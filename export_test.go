@@ -1,0 +1,4 @@
+package informers
+
+// ResourceFor exposes resourceFor to the tests.
+var ResourceFor = resourceFor

@@ -1,0 +1,426 @@
+package informers_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/kubernetes/scheme"
+	metadatafake "k8s.io/client-go/metadata/fake"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubetyped/informers"
+)
+
+func meta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+
+// startFactory starts f and shuts it down when the test ends.
+func startFactory(t *testing.T, f *informers.Factory) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	f.Start(ctx)
+	t.Cleanup(func() {
+		cancel()
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		require.NoError(t, f.Shutdown(sctx))
+	})
+}
+
+func syncFactory(t *testing.T, f *informers.Factory) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, f.WaitForSync(ctx))
+}
+
+// getOne fetches name through T's informer and checks it is there.
+func getOne[T informers.Object](t *testing.T, f *informers.Factory, ns, name string) {
+	t.Helper()
+	inf := informers.Informer[T](f)
+	require.NoError(t, inf.Err())
+	var err error
+	if ns == "" {
+		_, err = inf.Lister().Get(name)
+	} else {
+		_, err = inf.Lister().Namespace(ns).Get(name)
+	}
+	require.NoError(t, err, "%s %s/%s", inf, ns, name)
+	assert.Equal(t, 1, inf.Lister().Len(), "%s", inf)
+}
+
+// Every built-in kind works through one generic accessor, namespaced and
+// cluster-scoped, across API groups.
+func TestFactoryBuiltInKinds(t *testing.T) {
+	cs := fake.NewClientset(
+		&corev1.Pod{ObjectMeta: meta("a", "pod")},
+		&corev1.ConfigMap{ObjectMeta: meta("a", "cm")},
+		&corev1.Endpoints{ObjectMeta: meta("a", "ep")},
+		&corev1.Node{ObjectMeta: meta("", "node")},
+		&corev1.Namespace{ObjectMeta: meta("", "a")},
+		&appsv1.Deployment{ObjectMeta: meta("a", "deploy")},
+		&appsv1.StatefulSet{ObjectMeta: meta("a", "sts")},
+		&batchv1.Job{ObjectMeta: meta("a", "job")},
+		&batchv1.CronJob{ObjectMeta: meta("a", "cron")},
+		&networkingv1.Ingress{ObjectMeta: meta("a", "ing")},
+		&networkingv1.NetworkPolicy{ObjectMeta: meta("a", "np")},
+		&rbacv1.Role{ObjectMeta: meta("a", "role")},
+		&rbacv1.ClusterRole{ObjectMeta: meta("", "crole")},
+		&coordinationv1.Lease{ObjectMeta: meta("a", "lease")},
+		&storagev1.StorageClass{ObjectMeta: meta("", "sc")},
+		&schedulingv1.PriorityClass{ObjectMeta: meta("", "pc")},
+	)
+	// A factory-wide namespace must not hide cluster-scoped objects.
+	f := informers.NewFactory(cs, informers.FactoryOptions{Namespace: "a", Backoff: fastBackoff})
+	kinds := []func(){
+		func() { informers.Informer[*corev1.Pod](f) },
+		func() { informers.Informer[*corev1.ConfigMap](f) },
+		func() { informers.Informer[*corev1.Endpoints](f) },
+		func() { informers.Informer[*corev1.Node](f) },
+		func() { informers.Informer[*corev1.Namespace](f) },
+		func() { informers.Informer[*appsv1.Deployment](f) },
+		func() { informers.Informer[*appsv1.StatefulSet](f) },
+		func() { informers.Informer[*batchv1.Job](f) },
+		func() { informers.Informer[*batchv1.CronJob](f) },
+		func() { informers.Informer[*networkingv1.Ingress](f) },
+		func() { informers.Informer[*networkingv1.NetworkPolicy](f) },
+		func() { informers.Informer[*rbacv1.Role](f) },
+		func() { informers.Informer[*rbacv1.ClusterRole](f) },
+		func() { informers.Informer[*coordinationv1.Lease](f) },
+		func() { informers.Informer[*storagev1.StorageClass](f) },
+		func() { informers.Informer[*schedulingv1.PriorityClass](f) },
+	}
+	for _, k := range kinds {
+		k()
+	}
+	startFactory(t, f)
+	syncFactory(t, f)
+	getOne[*corev1.Pod](t, f, "a", "pod")
+	getOne[*corev1.ConfigMap](t, f, "a", "cm")
+	getOne[*corev1.Endpoints](t, f, "a", "ep")
+	getOne[*corev1.Node](t, f, "", "node")
+	getOne[*corev1.Namespace](t, f, "", "a")
+	getOne[*appsv1.Deployment](t, f, "a", "deploy")
+	getOne[*appsv1.StatefulSet](t, f, "a", "sts")
+	getOne[*batchv1.Job](t, f, "a", "job")
+	getOne[*batchv1.CronJob](t, f, "a", "cron")
+	getOne[*networkingv1.Ingress](t, f, "a", "ing")
+	getOne[*networkingv1.NetworkPolicy](t, f, "a", "np")
+	getOne[*rbacv1.Role](t, f, "a", "role")
+	getOne[*rbacv1.ClusterRole](t, f, "", "crole")
+	getOne[*coordinationv1.Lease](t, f, "a", "lease")
+	getOne[*storagev1.StorageClass](t, f, "", "sc")
+	getOne[*schedulingv1.PriorityClass](t, f, "", "pc")
+
+	// Watch events flow too.
+	deploys := informers.Informer[*appsv1.Deployment](f)
+	rec := make(chan string, 10)
+	_, err := deploys.AddHandler(informers.HandlerFuncs[*appsv1.Deployment]{OnAdd: func(d *appsv1.Deployment, _ bool) { rec <- d.Name }})
+	require.NoError(t, err)
+	<-rec // the initial one
+	_, err = cs.AppsV1().Deployments("a").Create(context.Background(), &appsv1.Deployment{ObjectMeta: meta("a", "new")}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	select {
+	case name := <-rec:
+		assert.Equal(t, "new", name)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event for the new deployment")
+	}
+	_, err = cs.AppsV1().Deployments("b").Create(context.Background(), &appsv1.Deployment{ObjectMeta: meta("b", "elsewhere")}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	eventually(t, func() bool { return deploys.Lister().Len() == 2 }, "other namespaces stay out")
+}
+
+// Every typed client of client-go's clientset lists the resource that
+// resourceFor derives from the kind it returns: the generic rule, plus its
+// one irregular plural, serves every built-in type with no per-type code.
+func TestResourceNamesOfBuiltInKinds(t *testing.T) {
+	cs := fake.NewClientset()
+	ctx := context.Background()
+	checked := 0
+	groups := reflect.ValueOf(cs)
+	for i := range groups.NumMethod() {
+		m := groups.Type().Method(i)
+		if m.Type.NumIn() != 1 || m.Type.NumOut() != 1 || m.Name == "Discovery" || m.Name == "Tracker" {
+			continue
+		}
+		group := groups.Method(i).Call(nil)[0]
+		for j := range group.NumMethod() {
+			gm := group.Type().Method(j)
+			var args []reflect.Value
+			switch {
+			case gm.Type.NumIn() == 1 && gm.Type.In(0).Kind() == reflect.String:
+				args = []reflect.Value{reflect.ValueOf("ns")}
+			case gm.Type.NumIn() == 0:
+			default:
+				continue
+			}
+			if gm.Type.NumOut() != 1 || gm.Name == "RESTClient" {
+				continue
+			}
+			client := group.Method(j).Call(args)[0]
+			list := client.MethodByName("List")
+			if !list.IsValid() {
+				continue
+			}
+			cs.ClearActions()
+			out := list.Call([]reflect.Value{reflect.ValueOf(ctx), reflect.ValueOf(metav1.ListOptions{})})
+			require.True(t, out[1].IsNil(), "%s.%s.List", m.Name, gm.Name)
+			gvks, _, err := scheme.Scheme.ObjectKinds(out[0].Interface().(runtime.Object))
+			require.NoError(t, err)
+			listKind := gvks[0]
+			kind := listKind.GroupVersion().WithKind(strings.TrimSuffix(listKind.Kind, "List"))
+			want := cs.Actions()[0].GetResource()
+			assert.Equal(t, want, informers.ResourceFor(kind), "%s.%s", m.Name, gm.Name)
+			checked++
+		}
+	}
+	assert.Greater(t, checked, 100, "typed clients checked")
+}
+
+func TestFactorySameInformer(t *testing.T) {
+	f := informers.NewFactory(fake.NewClientset())
+	a := informers.Informer[*corev1.Pod](f)
+	b := informers.Informer[*corev1.Pod](f)
+	assert.Same(t, a, b)
+	web := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{LabelSelector: "app=web"})
+	assert.NotSame(t, a, web, "selectors make another informer")
+	assert.Same(t, web, informers.Informer(f, informers.InformerOptions[*corev1.Pod]{LabelSelector: "app=web"}))
+	other := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{Namespace: "other"})
+	assert.NotSame(t, a, other)
+	assert.Equal(t, schema.GroupVersionResource{Version: "v1", Resource: "pods"}, a.Resource())
+}
+
+// widget is a Go type no scheme knows.
+type widget struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+}
+
+func (w *widget) DeepCopyObject() runtime.Object { c := *w; return &c }
+
+func TestFactoryErrors(t *testing.T) {
+	f := informers.NewFactory(fake.NewClientset())
+	informers.Informer[*corev1.Pod](f)
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"unknown type", informers.Informer[*widget](f).Err(), "not registered"},
+		{"resource held by another type", informers.Informer(f, informers.InformerOptions[*corev1.ConfigMap]{
+			Resource: corev1.SchemeGroupVersion.WithResource("pods")}).Err(), "already served as *v1.Pod"},
+		{"dynamic without resource", informers.Informer[*unstructured.Unstructured](f).Err(), "needs InformerOptions.Resource"},
+		{"dynamic without client", informers.Informer(f, informers.InformerOptions[*unstructured.Unstructured]{
+			Resource: corev1.SchemeGroupVersion.WithResource("pods")}).Err(), "needs FactoryOptions.Dynamic"},
+		{"two options", informers.Informer(f, informers.InformerOptions[*corev1.Pod]{}, informers.InformerOptions[*corev1.Pod]{}).Err(), "at most one"},
+		{"another transform", informers.Informer(f, informers.InformerOptions[*corev1.Pod]{
+			Transform: func(p *corev1.Pod) (*corev1.Pod, error) { return p, nil }}).Err(), "another transform"},
+		{"no client", informers.Informer[*corev1.Pod](informers.NewFactory(nil)).Err(), "needs a clientset"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Error(t, tt.err)
+			assert.Contains(t, tt.err.Error(), tt.want)
+		})
+	}
+
+	// A failed informer reports its error everywhere and blocks nothing.
+	bad := informers.Informer[*widget](f)
+	_, err := bad.AddHandler(informers.HandlerFuncs[*widget]{})
+	require.ErrorIs(t, err, bad.Err())
+	require.ErrorIs(t, bad.WaitForSync(context.Background()), bad.Err())
+	assert.Zero(t, bad.Lister().Len())
+	startFactory(t, f)
+	syncFactory(t, f) // failed informers are not part of the factory
+}
+
+// An informer requested after Start runs: client-go's never does
+// (kubernetes/kubernetes#92777).
+func TestFactoryLateInformer(t *testing.T) {
+	cs := fake.NewClientset(&corev1.ConfigMap{ObjectMeta: meta("a", "cm")})
+	f := informers.NewFactory(cs)
+	informers.Informer[*corev1.Pod](f)
+	startFactory(t, f)
+	syncFactory(t, f)
+	cms := informers.Informer[*corev1.ConfigMap](f)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, cms.WaitForSync(ctx))
+	assert.Equal(t, 1, cms.Lister().Len())
+	f.Start(ctx) // idempotent
+	require.NoError(t, f.WaitForSync(ctx))
+}
+
+// Releasing an informer stops its watch and frees its cache
+// (kubernetes/kubernetes#79610); asking again makes a fresh one.
+func TestFactoryRelease(t *testing.T) {
+	cs := fake.NewClientset(&corev1.ConfigMap{ObjectMeta: meta("a", "cm")})
+	f := informers.NewFactory(cs)
+	cms := informers.Informer[*corev1.ConfigMap](f)
+	rec := &cmCounter{}
+	reg, err := cms.AddHandler(rec)
+	require.NoError(t, err)
+	startFactory(t, f)
+	syncFactory(t, f)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, f.Release(ctx, cms))
+	<-reg.Done()
+	<-cms.Stopped()
+	_, err = cms.AddHandler(rec)
+	require.ErrorIs(t, err, informers.ErrStopped)
+	require.Error(t, f.Release(ctx, cms), "released twice")
+
+	fresh := informers.Informer[*corev1.ConfigMap](f)
+	assert.NotSame(t, cms, fresh)
+	require.NoError(t, fresh.WaitForSync(ctx))
+	assert.Equal(t, 1, fresh.Lister().Len())
+	watches := 0
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "watch" && a.GetResource().Resource == "configmaps" {
+			watches++
+		}
+	}
+	assert.Equal(t, 2, watches)
+}
+
+type cmCounter struct {
+	informers.HandlerFuncs[*corev1.ConfigMap]
+}
+
+// WaitForSync says why a cache cannot sync, at once: here RBAC forbids
+// listing secrets.
+func TestFactoryWaitForSyncForbidden(t *testing.T) {
+	cs := fake.NewClientset()
+	cs.PrependReactor("list", "secrets", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("secrets"), "", errors.New(`user "bob" cannot list secrets`))
+	})
+	f := informers.NewFactory(cs, informers.FactoryOptions{Backoff: fastBackoff})
+	informers.Informer[*corev1.Pod](f)
+	informers.Informer[*corev1.Secret](f)
+	startFactory(t, f)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	err := f.WaitForSync(ctx)
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 10*time.Second)
+	assert.True(t, apierrors.IsForbidden(err))
+	assert.Contains(t, err.Error(), "secrets.v1")
+	assert.NotContains(t, err.Error(), "pods.v1", "the pods informer synced")
+}
+
+func TestFactoryDynamicAndMetadata(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	w := &unstructured.Unstructured{}
+	w.SetAPIVersion("example.com/v1")
+	w.SetKind("Widget")
+	w.SetNamespace("a")
+	w.SetName("w1")
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "WidgetList"}, w)
+
+	metaScheme := runtime.NewScheme()
+	require.NoError(t, metav1.AddMetaToScheme(metaScheme))
+	pm := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: meta("a", "s1")}
+	md := metadatafake.NewSimpleMetadataClient(metaScheme, pm)
+
+	f := informers.NewFactory(fake.NewClientset(), informers.FactoryOptions{Dynamic: dyn, Metadata: md, Backoff: fastBackoff})
+	widgets := informers.Informer(f, informers.InformerOptions[*unstructured.Unstructured]{Resource: gvr})
+	secrets := informers.Informer(f, informers.InformerOptions[*metav1.PartialObjectMetadata]{Resource: corev1.SchemeGroupVersion.WithResource("secrets")})
+	typedSecrets := informers.Informer[*corev1.Secret](f)
+	require.NoError(t, widgets.Err())
+	require.NoError(t, secrets.Err())
+	require.NoError(t, typedSecrets.Err(), "typed and metadata-only informers of one resource coexist")
+	startFactory(t, f)
+	syncFactory(t, f)
+
+	got, err := widgets.Lister().Namespace("a").Get("w1")
+	require.NoError(t, err)
+	assert.Equal(t, "Widget", got.GetKind())
+	gotMeta, err := secrets.Lister().Namespace("a").Get("s1")
+	require.NoError(t, err)
+	assert.Equal(t, "s1", gotMeta.Name)
+
+	w2 := w.DeepCopy()
+	w2.SetName("w2")
+	_, err = dyn.Resource(gvr).Namespace("a").Create(context.Background(), w2, metav1.CreateOptions{})
+	require.NoError(t, err)
+	eventually(t, func() bool { return widgets.Lister().Len() == 2 }, "dynamic watch delivers")
+}
+
+func TestFactoryShutdown(t *testing.T) {
+	cs := fake.NewClientset(&corev1.Pod{ObjectMeta: meta("a", "p")})
+	f := informers.NewFactory(cs)
+	pods := informers.Informer[*corev1.Pod](f)
+	release := make(chan struct{})
+	_, err := pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) { <-release }})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.Start(ctx)
+	syncFactory(t, f)
+
+	short, scancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer scancel()
+	err = f.Shutdown(short)
+	require.Error(t, err, "a stuck handler keeps Shutdown waiting")
+	assert.Contains(t, err.Error(), "pods.v1")
+	close(release)
+	long, lcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer lcancel()
+	require.NoError(t, f.Shutdown(long))
+	require.ErrorIs(t, informers.Informer[*corev1.Pod](f).Err(), informers.ErrStopped)
+}
+
+func TestFactoryPerInformerOptions(t *testing.T) {
+	cs := fake.NewClientset(
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "web", Labels: map[string]string{"app": "web"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "db", Labels: map[string]string{"app": "db"}}, Spec: corev1.PodSpec{NodeName: "n1"}},
+	)
+	f := informers.NewFactory(cs, informers.FactoryOptions{StripManagedFields: true})
+	all := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{
+		Indexers: map[string]informers.IndexFunc[*corev1.Pod]{"node": byNode},
+	})
+	web := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{LabelSelector: "app=web"})
+	startFactory(t, f)
+	syncFactory(t, f)
+	assert.Equal(t, []string{"a/web"}, names(mustList(t, web.Lister())))
+	assert.Equal(t, []string{"a/db", "a/web"}, names(mustList(t, all.Lister())))
+	p, err := all.Lister().Namespace("a").Get("web")
+	require.NoError(t, err)
+	assert.Nil(t, p.ManagedFields, "stripped")
+	onN1, err := all.Lister().ByIndex("node", "n1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a/db"}, names(onN1))
+	// A later request may add an index to the shared informer.
+	again := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{
+		Indexers: map[string]informers.IndexFunc[*corev1.Pod]{"app": func(p *corev1.Pod) []string { return []string{p.Labels["app"]} }},
+	})
+	require.Same(t, all, again)
+	webs, err := all.Lister().ByIndex("app", "web")
+	require.NoError(t, err)
+	assert.Len(t, webs, 1)
+	assert.Equal(t, fmt.Sprint(all), fmt.Sprint(again))
+}
