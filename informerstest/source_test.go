@@ -1,0 +1,125 @@
+package informerstest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubetyped/informers/informerstest"
+)
+
+func newSource(t *testing.T, names ...string) *informerstest.Source[*corev1.Pod, *corev1.PodList] {
+	t.Helper()
+	src := informerstest.NewSource[*corev1.Pod, *corev1.PodList](corev1.Resource("pods"))
+	for _, n := range names {
+		_, err := src.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: n}})
+		require.NoError(t, err)
+	}
+	return src
+}
+
+func next(t *testing.T, w watch.Interface) watch.Event {
+	t.Helper()
+	select {
+	case ev := <-w.ResultChan():
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event")
+		return watch.Event{}
+	}
+}
+
+func TestSourcePaging(t *testing.T) {
+	src := newSource(t, "a", "b", "c", "d", "e")
+	ctx := context.Background()
+	var got []string
+	opts := metav1.ListOptions{Limit: 2}
+	for {
+		l, err := src.List(ctx, "", opts)
+		require.NoError(t, err)
+		for _, p := range l.Items {
+			got = append(got, p.Name)
+		}
+		if l.Continue == "" {
+			assert.Equal(t, "5", l.ResourceVersion)
+			break
+		}
+		opts.Continue = l.Continue
+	}
+	assert.Equal(t, []string{"a", "b", "c", "d", "e"}, got)
+	assert.Equal(t, 3, src.Calls().List)
+}
+
+func TestSourceWatchResumesAndExpires(t *testing.T) {
+	src := newSource(t, "a")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := src.Update(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "a", Labels: map[string]string{"v": "2"}}})
+	require.NoError(t, err)
+
+	w, err := src.Watch(ctx, "", metav1.ListOptions{ResourceVersion: "1"})
+	require.NoError(t, err)
+	ev := next(t, w)
+	assert.Equal(t, watch.Modified, ev.Type, "replays what changed after version 1")
+	assert.Equal(t, "2", ev.Object.(*corev1.Pod).ResourceVersion)
+
+	src.Compact()
+	ev = next(t, w)
+	require.Equal(t, watch.Error, ev.Type)
+	assert.True(t, apierrors.IsResourceExpired(apierrors.FromObject(ev.Object)))
+	_, ok := <-w.ResultChan()
+	assert.False(t, ok, "closed after the error")
+
+	_, err = src.Watch(ctx, "", metav1.ListOptions{ResourceVersion: "1"})
+	assert.True(t, apierrors.IsResourceExpired(err), "history is gone")
+	_, err = src.Watch(ctx, "", metav1.ListOptions{ResourceVersion: "99"})
+	assert.Error(t, err, "too large")
+}
+
+func TestSourceWatchList(t *testing.T) {
+	src := newSource(t, "a", "b")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := src.Watch(ctx, "", metav1.ListOptions{SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true})
+	require.NoError(t, err)
+	defer w.Stop()
+	assert.Equal(t, watch.Added, next(t, w).Type)
+	assert.Equal(t, watch.Added, next(t, w).Type)
+	end := next(t, w)
+	require.Equal(t, watch.Bookmark, end.Type)
+	assert.Equal(t, "true", end.Object.(*corev1.Pod).Annotations[metav1.InitialEventsAnnotationKey])
+
+	src.RefuseWatchList(true)
+	_, err = src.Watch(ctx, "", metav1.ListOptions{SendInitialEvents: ptr.To(true)})
+	assert.True(t, apierrors.IsBadRequest(err))
+	assert.Equal(t, 2, src.Calls().WatchList)
+}
+
+func TestSourceErrorsAndWrites(t *testing.T) {
+	src := newSource(t, "a")
+	ctx := context.Background()
+	_, err := src.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "a"}})
+	assert.True(t, apierrors.IsAlreadyExists(err))
+	_, err = src.Update(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "nope"}})
+	assert.True(t, apierrors.IsNotFound(err))
+	_, err = src.Delete("a", "nope")
+	assert.True(t, apierrors.IsNotFound(err))
+
+	src.FailList(apierrors.NewForbidden(corev1.Resource("pods"), "", nil))
+	_, err = src.List(ctx, "", metav1.ListOptions{})
+	assert.True(t, apierrors.IsForbidden(err))
+	src.FailList(nil)
+	src.FailWatch(apierrors.NewForbidden(corev1.Resource("pods"), "", nil))
+	_, err = src.Watch(ctx, "", metav1.ListOptions{})
+	assert.True(t, apierrors.IsForbidden(err))
+	assert.Equal(t, informerstest.Calls{List: 1, Watch: 1}, src.Calls())
+	assert.Zero(t, src.Watchers())
+}
