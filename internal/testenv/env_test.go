@@ -1,0 +1,296 @@
+package testenv_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/kubetyped/informers/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// deadline bounds every poll in these tests.
+const deadline = time.Minute
+
+func TestCreateAndListPod(t *testing.T) {
+	env := testenv.Shared(t)
+	ctx := t.Context()
+	cs := clientset(t, env)
+	ns := createNamespace(t, cs)
+
+	_, err := cs.CoreV1().Pods(ns).Create(ctx, newPod("web-0"), metav1.CreateOptions{})
+	require.NoError(t, err, "creating a pod")
+
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err, "listing pods")
+	require.Len(t, pods.Items, 1)
+	assert.Equal(t, "web-0", pods.Items[0].Name)
+}
+
+func TestRestrictedUser(t *testing.T) {
+	env := testenv.Shared(t)
+	ctx := t.Context()
+	admin := clientset(t, env)
+	ns := createNamespace(t, admin)
+	restricted, err := kubernetes.NewForConfig(env.RestrictedConfig())
+	require.NoError(t, err)
+
+	_, err = restricted.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	require.Error(t, err)
+	assert.True(t, apierrors.IsForbidden(err), "want 403 Forbidden, got %v", err)
+
+	// Once granted, the permission takes effect as soon as the RBAC
+	// authorizer's informers have seen the binding.
+	_, err = admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "pod-reader"},
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"},
+		}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err, "creating a role")
+	_, err = admin.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "pod-reader"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "pod-reader"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: testenv.RestrictedUser}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err, "creating a role binding")
+	poll(t, func(ctx context.Context) error {
+		_, err := restricted.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		return err
+	})
+}
+
+func TestWatchListServedByDefault(t *testing.T) {
+	env := testenv.Shared(t)
+	ctx := t.Context()
+	cs := clientset(t, env)
+	ns := createNamespace(t, cs)
+	_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, newConfigMap("cm"), metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	sendInitialEvents := true
+	w, err := cs.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{
+		SendInitialEvents:    &sendInitialEvents,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+		AllowWatchBookmarks:  true,
+	})
+	require.NoError(t, err, "a watch-list request must be accepted without feature gates")
+	defer w.Stop()
+
+	ev := next(t, w)
+	require.Equal(t, watch.Added, ev.Type, "first event: %v", ev.Object)
+	assert.Equal(t, "cm", ev.Object.(*corev1.ConfigMap).Name)
+	ev = next(t, w)
+	require.Equal(t, watch.Bookmark, ev.Type, "second event: %v", ev.Object)
+	assert.Equal(t, "true", ev.Object.(*corev1.ConfigMap).Annotations[metav1.InitialEventsAnnotationKey])
+}
+
+func TestRestartAPIServer(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	ctx := testContext(t)
+	cs := clientset(t, env)
+	ns := createNamespace(t, cs)
+
+	start := time.Now()
+	require.NoError(t, env.RestartAPIServer(ctx))
+	t.Logf("RestartAPIServer took %v", time.Since(start))
+
+	// The same client works again: its dead connections are replaced.
+	_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, newConfigMap("after-restart"), metav1.CreateOptions{})
+	require.NoError(t, err, "creating after the restart")
+	cms, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err, "listing after the restart")
+	assert.True(t, hasName(cms.Items, "after-restart"))
+}
+
+func TestRestartEtcd(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	ctx := testContext(t)
+	cs := clientset(t, env)
+	ns := createNamespace(t, cs)
+	_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, newConfigMap("before"), metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	start := time.Now()
+	require.NoError(t, env.RestartEtcd(ctx))
+	t.Logf("RestartEtcd took %v", time.Since(start))
+
+	start = time.Now()
+	poll(t, func(ctx context.Context) error {
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, newConfigMap("after"), metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) { // an earlier attempt succeeded late
+			return nil
+		}
+		return err
+	})
+	t.Logf("first write after RestartEtcd succeeded after %v", time.Since(start))
+	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "before", metav1.GetOptions{})
+	require.NoError(t, err, "data written before the restart")
+	assert.Equal(t, "before", cm.Name)
+}
+
+func TestCompact(t *testing.T) {
+	env := testenv.New(t, testenv.Options{UncachedResources: []string{"configmaps"}})
+	ctx := testContext(t)
+	cs := clientset(t, env)
+	ns := createNamespace(t, cs)
+
+	// Old resource versions of an uncached resource (configmaps) and of a
+	// cached one (pods), both followed by updates.
+	cm, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, newConfigMap("cm"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	cmRV := cm.ResourceVersion
+	pod, err := cs.CoreV1().Pods(ns).Create(ctx, newPod("pod"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	podRV := pod.ResourceVersion
+	for i := range 3 {
+		cm.Data = map[string]string{"i": fmt.Sprint(i)}
+		cm, err = cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		pod.Labels = map[string]string{"i": fmt.Sprint(i)}
+		pod, err = cs.CoreV1().Pods(ns).Update(ctx, pod, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+
+	require.NoError(t, env.Compact(ctx))
+
+	t.Run("uncached watch from an old version is gone", func(t *testing.T) {
+		err := watchFrom(t, cs.CoreV1().ConfigMaps(ns).Watch, cmRV)
+		assert.True(t, isGone(err), "want 410 Gone, got %v", err)
+	})
+	t.Run("uncached watch from the current version works", func(t *testing.T) {
+		w, err := cs.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: cm.ResourceVersion})
+		require.NoError(t, err)
+		defer w.Stop()
+		cm.Data = map[string]string{"after": "compaction"}
+		_, err = cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		ev := next(t, w)
+		require.Equal(t, watch.Modified, ev.Type, "event: %v", ev.Object)
+		assert.Equal(t, "compaction", ev.Object.(*corev1.ConfigMap).Data["after"])
+	})
+	t.Run("cached watch from an old version is still served", func(t *testing.T) {
+		assert.NoError(t, watchFrom(t, cs.CoreV1().Pods(ns).Watch, podRV))
+	})
+	t.Run("cached watch from an old version is gone after an apiserver restart", func(t *testing.T) {
+		require.NoError(t, env.RestartAPIServer(ctx))
+		err := watchFrom(t, cs.CoreV1().Pods(ns).Watch, podRV)
+		assert.True(t, isGone(err), "want 410 Gone, got %v", err)
+	})
+}
+
+// watchFrom watches from resourceVersion and returns the error the server
+// reports, either when the request is made or as the first event (as it
+// does for a version that is too old), or nil if the watch delivers an
+// event.
+func watchFrom(t *testing.T, watchFunc func(context.Context, metav1.ListOptions) (watch.Interface, error), resourceVersion string) error {
+	t.Helper()
+	w, err := watchFunc(t.Context(), metav1.ListOptions{ResourceVersion: resourceVersion})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	ev := next(t, w)
+	if ev.Type == watch.Error {
+		return apierrors.FromObject(ev.Object)
+	}
+	return nil
+}
+
+func isGone(err error) bool {
+	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
+}
+
+// next returns the next event of w, failing the test after deadline.
+func next(t *testing.T, w watch.Interface) watch.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-w.ResultChan():
+		require.True(t, ok, "watch closed")
+		return ev
+	case <-time.After(deadline):
+		require.FailNow(t, "no watch event", "after %v", deadline)
+		return watch.Event{}
+	}
+}
+
+// poll calls f until it succeeds, failing the test with f's last error
+// after deadline.
+func poll(t *testing.T, f func(context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), deadline)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := f(ctx)
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			require.NoError(t, err, "still failing after %v", deadline)
+		case <-tick.C:
+		}
+	}
+}
+
+// testContext returns a context whose logger writes to the test's log.
+func testContext(t *testing.T) context.Context {
+	_, ctx := ktesting.NewTestContext(t)
+	return ctx
+}
+
+func clientset(t *testing.T, env *testenv.Env) *kubernetes.Clientset {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(env.Config())
+	require.NoError(t, err)
+	return cs
+}
+
+// createNamespace creates a namespace named after the test.
+func createNamespace(t *testing.T, cs kubernetes.Interface) string {
+	t.Helper()
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	ns, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: strings.TrimRight(name, "-") + "-"},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err, "creating a namespace")
+	return ns.Name
+}
+
+func newPod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app"}}},
+	}
+}
+
+func newConfigMap(name string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"k": "v"}}
+}
+
+func hasName(cms []corev1.ConfigMap, name string) bool {
+	for _, cm := range cms {
+		if cm.Name == name {
+			return true
+		}
+	}
+	return false
+}
