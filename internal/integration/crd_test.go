@@ -1,0 +1,157 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testenv"
+)
+
+// Gadget is a custom resource with a Go type of its own.
+type Gadget struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              GadgetSpec `json:"spec"`
+}
+
+type GadgetSpec struct {
+	Size int `json:"size"`
+}
+
+// GadgetList is a list of gadgets.
+type GadgetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Gadget `json:"items"`
+}
+
+func (g *Gadget) DeepCopyObject() runtime.Object {
+	c := *g
+	g.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	return &c
+}
+
+func (l *GadgetList) DeepCopyObject() runtime.Object {
+	c := *l
+	c.Items = make([]Gadget, len(l.Items))
+	for i := range l.Items {
+		c.Items[i] = *l.Items[i].DeepCopyObject().(*Gadget)
+	}
+	return &c
+}
+
+var gadgetGV = schema.GroupVersion{Group: "toys.example.com", Version: "v1"}
+
+func gadgetScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	s.AddKnownTypes(gadgetGV, &Gadget{}, &GadgetList{})
+	metav1.AddToGroupVersion(s, gadgetGV)
+	return s
+}
+
+// createGadgetCRD creates the CustomResourceDefinition and waits until the
+// server serves it.
+func createGadgetCRD(t *testing.T, dyn dynamic.Interface, ctx context.Context) {
+	t.Helper()
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": "gadgets.toys.example.com"},
+		"spec": map[string]any{
+			"group": "toys.example.com",
+			"scope": "Namespaced",
+			"names": map[string]any{"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+			"versions": []any{map[string]any{
+				"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{
+					"type": "object",
+					"properties": map[string]any{"spec": map[string]any{
+						"type":       "object",
+						"properties": map[string]any{"size": map[string]any{"type": "integer"}},
+					}},
+				}},
+			}},
+		},
+	}}
+	crdRes := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	_, err := dyn.Resource(crdRes).Create(ctx, crd, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dyn.Resource(crdRes).Delete(context.Background(), crd.GetName(), metav1.DeleteOptions{}) })
+	eventually(t, time.Minute, func() bool {
+		_, err := dyn.Resource(gadgetGV.WithResource("gadgets")).List(ctx, metav1.ListOptions{})
+		return err == nil
+	}, "the CRD is served")
+}
+
+func gadget(ns, name string, size int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "toys.example.com/v1",
+		"kind":       "Gadget",
+		"metadata":   map[string]any{"namespace": ns, "name": name},
+		"spec":       map[string]any{"size": size},
+	}}
+}
+
+// A custom resource served through the factory, typed with a user scheme
+// and as unstructured, requested before its CRD exists: WaitForSync says
+// the server does not serve it, and the informers sync once it does.
+func TestCustomResource(t *testing.T) {
+	noLeaks(t)
+	env := testenv.Shared(t)
+	admin := clientset(t, env.Config())
+	ns := namespace(t, admin)
+	dyn, err := dynamic.NewForConfig(env.Config())
+	require.NoError(t, err)
+	ctx := ctxFor(t, 2*time.Minute)
+
+	w := &wire{}
+	cfg := env.Config()
+	cfg.WrapTransport = w.wrap
+	f := informers.NewFactory(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: gadgetScheme(t), Namespace: ns, Backoff: fastBackoff})
+	typed := informers.Informer[*Gadget](f)
+	require.NoError(t, typed.Err())
+	untyped := informers.Informer(f, informers.InformerOptions[*unstructured.Unstructured]{Resource: gadgetGV.WithResource("gadgets")})
+	require.NoError(t, untyped.Err())
+	startFactory(t, f)
+
+	short, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	err = f.WaitForSync(short)
+	require.Error(t, err)
+	assert.True(t, apierrors.IsNotFound(err), "%v", err)
+	assert.Less(t, time.Since(start), 10*time.Second, "prompt")
+	assert.Contains(t, err.Error(), "gadgets.v1.toys.example.com")
+
+	createGadgetCRD(t, dyn, ctx)
+	_, err = dyn.Resource(gadgetGV.WithResource("gadgets")).Namespace(ns).Create(ctx, gadget(ns, "g1", 3), metav1.CreateOptions{})
+	require.NoError(t, err)
+	eventually(t, time.Minute, func() bool { return typed.HasSynced() && untyped.HasSynced() }, "synced once the CRD exists")
+	require.NoError(t, f.WaitForSync(ctx))
+	eventually(t, 30*time.Second, func() bool { return typed.Lister().Len() == 1 && untyped.Lister().Len() == 1 }, "the gadget arrived")
+	g, err := typed.Lister().Namespace(ns).Get("g1")
+	require.NoError(t, err)
+	assert.Equal(t, 3, g.Spec.Size)
+	u, err := untyped.Lister().Namespace(ns).Get("g1")
+	require.NoError(t, err)
+	assert.Equal(t, "Gadget", u.GetKind())
+
+	// Custom resources travel as JSON: the server has no protobuf for them.
+	for _, ex := range w.exchanges() {
+		if ex.status == 200 && pathEndsWithURL(ex.url, "gadgets") {
+			assert.Contains(t, ex.contentType, "application/json", ex.url)
+		}
+	}
+}

@@ -1,0 +1,277 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// noLeaks checks, once the test and all its other cleanups are done, that
+// none of its goroutines outlived it. Call it first in a test.
+func noLeaks(t *testing.T) {
+	t.Helper()
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() {
+		goleak.VerifyNone(t, before,
+			goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+			goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+			goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
+			goleak.IgnoreAnyFunction("github.com/kubetyped/informers/internal/testenv.(*process).run"),
+		)
+	})
+}
+
+// fastBackoff makes informers retry quickly.
+var fastBackoff = &wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Cap: time.Second, Steps: 1 << 20, Jitter: 0.5}
+
+func clientset(t *testing.T, cfg *rest.Config) kubernetes.Interface {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	return cs
+}
+
+// namespace creates a namespace for the test, deleted at its end.
+func namespace(t *testing.T, cs kubernetes.Interface) string {
+	t.Helper()
+	ctx := context.Background()
+	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "it-"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) })
+	return ns.Name
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// startFactory starts f and shuts it down at the end of the test.
+func startFactory(t *testing.T, f *informers.Factory) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	f.Start(ctx)
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, f.Shutdown(ctxFor(t, 30*time.Second)))
+	})
+}
+
+// runInformer runs inf until the end of the test.
+func runInformer[T informers.Object](t *testing.T, inf *informers.SharedInformer[T]) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- inf.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+func eventually(t *testing.T, d time.Duration, cond func() bool, msg string, args ...any) {
+	t.Helper()
+	require.Eventually(t, cond, d, 20*time.Millisecond, append([]any{msg}, args...)...)
+}
+
+// lastEvent is what a handler last saw of one object.
+type lastEvent struct {
+	rv      string
+	deleted bool
+	unknown bool
+}
+
+// tracker is a handler that remembers, per object, its last event, and
+// checks that each object's events arrive in resource version order.
+type tracker[T informers.Object] struct {
+	mu       sync.Mutex
+	last     map[string]lastEvent
+	events   int
+	unknowns int
+	problems []string
+}
+
+func newTracker[T informers.Object]() *tracker[T] {
+	return &tracker[T]{last: map[string]lastEvent{}}
+}
+
+func keyOf(o metav1.Object) string { return o.GetNamespace() + "/" + o.GetName() }
+
+func (k *tracker[T]) see(o metav1.Object, ev lastEvent) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.events++
+	if ev.unknown {
+		k.unknowns++
+	}
+	key := keyOf(o)
+	if prev, ok := k.last[key]; ok && !prev.deleted && !ev.deleted && rvLess(ev.rv, prev.rv) {
+		k.problems = append(k.problems, fmt.Sprintf("%s went back from %s to %s", key, prev.rv, ev.rv))
+	}
+	k.last[key] = ev
+}
+
+func (k *tracker[T]) HandleAdd(o T, _ bool) { k.see(o, lastEvent{rv: o.GetResourceVersion()}) }
+func (k *tracker[T]) HandleUpdate(_, o T)   { k.see(o, lastEvent{rv: o.GetResourceVersion()}) }
+func (k *tracker[T]) HandleDelete(d informers.Deleted[T]) {
+	k.see(d.Object, lastEvent{rv: d.Object.GetResourceVersion(), deleted: true, unknown: d.FinalStateUnknown})
+}
+
+func (k *tracker[T]) count() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.events
+}
+
+// converged reports whether the handler's view equals the server's objects.
+func (k *tracker[T]) converged(server []metav1.Object) (bool, string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.problems) > 0 {
+		return false, fmt.Sprint(k.problems)
+	}
+	want := map[string]string{}
+	for _, o := range server {
+		want[keyOf(o)] = o.GetResourceVersion()
+	}
+	for key, rv := range want {
+		if got, ok := k.last[key]; !ok || got.deleted || got.rv != rv {
+			return false, fmt.Sprintf("%s: server has rv %s, handler saw %+v", key, rv, got)
+		}
+	}
+	for key, ev := range k.last {
+		if _, ok := want[key]; !ok && !ev.deleted {
+			return false, fmt.Sprintf("%s: gone from the server, handler saw no delete", key)
+		}
+	}
+	return true, ""
+}
+
+func rvLess(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil && x < y
+}
+
+// partition is a transport that can cut a client off the server: requests
+// fail as if the connection were refused, and open responses (watches) end.
+type partition struct {
+	next http.RoundTripper
+
+	mu     sync.Mutex
+	cut    bool
+	bodies map[*cutBody]struct{}
+}
+
+func newPartition() *partition { return &partition{bodies: map[*cutBody]struct{}{}} }
+
+// wrap is a rest.Config.WrapTransport.
+func (p *partition) wrap(rt http.RoundTripper) http.RoundTripper {
+	p.next = rt
+	return p
+}
+
+func (p *partition) RoundTrip(req *http.Request) (*http.Response, error) {
+	p.mu.Lock()
+	cut := p.cut
+	p.mu.Unlock()
+	if cut {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	}
+	resp, err := p.next.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	b := &cutBody{ReadCloser: resp.Body, p: p}
+	p.mu.Lock()
+	p.bodies[b] = struct{}{}
+	p.mu.Unlock()
+	resp.Body = b
+	return resp, nil
+}
+
+// Cut cuts the client off and ends its open responses.
+func (p *partition) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = true
+	for b := range p.bodies {
+		b.ReadCloser.Close()
+	}
+}
+
+// Heal lets requests through again.
+func (p *partition) Heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = false
+}
+
+type cutBody struct {
+	io.ReadCloser
+	p *partition
+}
+
+func (b *cutBody) Close() error {
+	b.p.mu.Lock()
+	delete(b.p.bodies, b)
+	b.p.mu.Unlock()
+	return b.ReadCloser.Close()
+}
+
+// wire records the requests a client makes and the content types of the
+// responses.
+type wire struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	seen []exchange
+}
+
+type exchange struct {
+	method, url, contentType string
+	status                   int
+}
+
+func (w *wire) wrap(rt http.RoundTripper) http.RoundTripper {
+	w.next = rt
+	return w
+}
+
+func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.next.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	w.mu.Lock()
+	w.seen = append(w.seen, exchange{method: req.Method, url: req.URL.String(), contentType: resp.Header.Get("Content-Type"), status: resp.StatusCode})
+	w.mu.Unlock()
+	return resp, nil
+}
+
+func (w *wire) exchanges() []exchange {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]exchange(nil), w.seen...)
+}

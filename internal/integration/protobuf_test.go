@@ -1,0 +1,65 @@
+package integration
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testenv"
+)
+
+func pathEndsWithURL(raw, resource string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && pathEndsWith(u.Path, resource)
+}
+
+// Built-in types travel as protobuf, whether the factory has a clientset
+// or a rest.Config: decoding dominates an informer's CPU and JSON costs
+// several times more.
+func TestProtobufOnTheWire(t *testing.T) {
+	for _, viaConfig := range []bool{false, true} {
+		name := "clientset"
+		if viaConfig {
+			name = "rest.Config"
+		}
+		t.Run(name, func(t *testing.T) {
+			noLeaks(t)
+			env := testenv.Shared(t)
+			ns := namespace(t, clientset(t, env.Config()))
+			createConfigMaps(t, env, ns, 5)
+			w := &wire{}
+			cfg := env.Config()
+			cfg.WrapTransport = w.wrap
+			opts := informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff}
+			var f *informers.Factory
+			if viaConfig {
+				opts.RESTConfig = cfg
+				f = informers.NewFactory(nil, opts)
+			} else {
+				f = informers.NewFactory(clientset(t, cfg), opts)
+			}
+			cms := informers.Informer[*corev1.ConfigMap](f)
+			deploys := informers.Informer[*appsv1.Deployment](f)
+			startFactory(t, f)
+			require.NoError(t, f.WaitForSync(ctxFor(t, time.Minute)))
+			assert.Equal(t, 5, cms.Lister().Len())
+			assert.Zero(t, deploys.Lister().Len())
+			checked := 0
+			for _, ex := range w.exchanges() {
+				if ex.status != 200 || !(pathEndsWithURL(ex.url, "configmaps") || pathEndsWithURL(ex.url, "deployments")) {
+					continue
+				}
+				assert.True(t, strings.HasPrefix(ex.contentType, "application/vnd.kubernetes.protobuf"), "%s: %s", ex.url, ex.contentType)
+				checked++
+			}
+			assert.GreaterOrEqual(t, checked, 2)
+		})
+	}
+}

@@ -1,0 +1,147 @@
+package integration
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testenv"
+)
+
+// A long disconnect past an etcd compaction forces a relist after 410:
+// objects deleted meanwhile reach handlers as deletes with the final state
+// unknown, changed ones as updates, unchanged ones not at all.
+func TestRelistAfterCompaction(t *testing.T) {
+	noLeaks(t)
+	// Without the watch cache, a watch from a compacted version gets 410
+	// from etcd at once.
+	env := testenv.New(t, testenv.Options{UncachedResources: []string{"configmaps"}})
+	admin := clientset(t, env.Config())
+	ns := namespace(t, admin)
+	ctx := ctxFor(t, 2*time.Minute)
+	const n = 30
+	for i := range n {
+		_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+
+	net := newPartition()
+	cfg := env.Config()
+	cfg.WrapTransport = net.wrap
+	f := informers.NewFactory(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	inf := informers.Informer[*corev1.ConfigMap](f)
+	seen := newTracker[*corev1.ConfigMap]()
+	_, err := inf.AddHandler(seen)
+	require.NoError(t, err)
+	startFactory(t, f)
+	require.NoError(t, f.WaitForSync(ctx))
+	before := seen.events
+
+	net.Cut()
+	eventually(t, 30*time.Second, func() bool { return inf.LastError() != nil }, "the informer noticed the cut")
+	for i := range 10 { // deleted while cut off
+		require.NoError(t, admin.CoreV1().ConfigMaps(ns).Delete(ctx, fmt.Sprintf("cm-%d", i), metav1.DeleteOptions{}))
+	}
+	for i := 10; i < 15; i++ { // changed
+		cm, err := admin.CoreV1().ConfigMaps(ns).Get(ctx, fmt.Sprintf("cm-%d", i), metav1.GetOptions{})
+		require.NoError(t, err)
+		cm.Data = map[string]string{"changed": "yes"}
+		_, err = admin.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	for i := n; i < n+5; i++ { // created
+		_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	require.NoError(t, env.Compact(ctx))
+	net.Heal()
+
+	eventually(t, time.Minute, func() bool {
+		ok, _ := seen.converged(serverConfigMaps(t, admin, ns))
+		return ok
+	}, "handler converged after the relist")
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	assert.Equal(t, 10, seen.unknowns, "deletes found by the relist")
+	assert.Equal(t, 10+5+5, seen.events-before, "one event per deleted, changed and created object; none for the 15 unchanged")
+	assert.Equal(t, n-10+5, inf.Lister().Len())
+}
+
+// Restarting kube-apiserver (its watch cache starts afresh) and then etcd,
+// while a writer keeps changing objects, costs no event: informers resume
+// or relist and converge on the server's state.
+func TestRestarts(t *testing.T) {
+	noLeaks(t)
+	env := testenv.New(t, testenv.Options{})
+	admin := clientset(t, env.Config())
+	ns := namespace(t, admin)
+	ctx := ctxFor(t, 3*time.Minute)
+
+	f := informers.NewFactory(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	inf := informers.Informer[*corev1.ConfigMap](f)
+	seen := newTracker[*corev1.ConfigMap]()
+	_, err := inf.AddHandler(seen)
+	require.NoError(t, err)
+	startFactory(t, f)
+	require.NoError(t, f.WaitForSync(ctx))
+
+	stop := make(chan struct{})
+	writerDone := make(chan int)
+	go func() {
+		writes := 0
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				writerDone <- writes
+				return
+			default:
+			}
+			name := fmt.Sprintf("cm-%d", i%40)
+			var err error
+			switch (i / 40) % 3 {
+			case 0:
+				_, err = admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, metav1.CreateOptions{})
+			case 1:
+				var cm *corev1.ConfigMap
+				if cm, err = admin.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+					cm.Data = map[string]string{"i": fmt.Sprint(i)}
+					_, err = admin.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+				}
+			case 2:
+				if i%2 == 1 {
+					continue
+				}
+				err = admin.CoreV1().ConfigMaps(ns).Delete(ctx, name, metav1.DeleteOptions{})
+			}
+			if err == nil {
+				writes++
+			}
+		}
+	}()
+	waitWrites := func(min int) {
+		eventually(t, 30*time.Second, func() bool { return seen.count() >= min }, "writes flow")
+	}
+	waitWrites(50)
+	require.NoError(t, env.RestartAPIServer(ctx))
+	waitWrites(seen.count() + 50)
+	require.NoError(t, env.RestartEtcd(ctx))
+	waitWrites(seen.count() + 50)
+	close(stop)
+	writes := <-writerDone
+	t.Logf("%d writes, %d events, %d deletes found by relists", writes, seen.count(), seen.unknowns)
+
+	eventually(t, time.Minute, func() bool {
+		ok, why := seen.converged(serverConfigMaps(t, admin, ns))
+		if !ok {
+			t.Log(why)
+		}
+		return ok
+	}, "handler converged after the restarts")
+	assert.Equal(t, len(serverConfigMaps(t, admin, ns)), inf.Lister().Len())
+}

@@ -1,0 +1,125 @@
+package integration
+
+import (
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testenv"
+)
+
+// requests sorts the exchanges of one resource into lists, plain watches
+// and watch-list streams.
+func requests(t *testing.T, w *wire, resource string) (lists, watches, streams int) {
+	t.Helper()
+	for _, ex := range w.exchanges() {
+		u, err := url.Parse(ex.url)
+		require.NoError(t, err)
+		if ex.method != "GET" || !pathEndsWith(u.Path, resource) {
+			continue
+		}
+		q := u.Query()
+		switch {
+		case q.Get("watch") == "true" && q.Get("sendInitialEvents") == "true":
+			streams++
+		case q.Get("watch") == "true":
+			watches++
+		default:
+			lists++
+		}
+	}
+	return lists, watches, streams
+}
+
+func pathEndsWith(p, resource string) bool {
+	return len(p) >= len(resource)+1 && p[len(p)-len(resource)-1:] == "/"+resource
+}
+
+func createConfigMaps(t *testing.T, env *testenv.Env, ns string, n int) {
+	t.Helper()
+	cs := clientset(t, env.Config())
+	ctx := ctxFor(t, time.Minute)
+	require.NoError(t, parallel(n, 8, func(i int) error {
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "cm-"}}, metav1.CreateOptions{})
+		return err
+	}))
+}
+
+// Against kube-apiserver 1.37 the initial state arrives by watch-list
+// streaming: one watch request with sendInitialEvents, no list.
+func TestWatchListIsUsed(t *testing.T) {
+	noLeaks(t)
+	env := testenv.Shared(t)
+	ns := namespace(t, clientset(t, env.Config()))
+	createConfigMaps(t, env, ns, 50)
+
+	w := &wire{}
+	cfg := env.Config()
+	cfg.WrapTransport = w.wrap
+	f := informers.NewFactory(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	inf := informers.Informer[*corev1.ConfigMap](f)
+	startFactory(t, f)
+	require.NoError(t, f.WaitForSync(ctxFor(t, time.Minute)))
+	assert.Equal(t, 50, inf.Lister().Len())
+	assert.True(t, inf.UsesWatchList())
+	lists, _, streams := requests(t, w, "configmaps")
+	assert.Equal(t, 1, streams, "one watch-list stream")
+	assert.Zero(t, lists, "no list request")
+}
+
+// With streaming turned off on the client, the informer lists and watches.
+func TestListAndWatchWhenWatchListIsOff(t *testing.T) {
+	noLeaks(t)
+	env := testenv.Shared(t)
+	ns := namespace(t, clientset(t, env.Config()))
+	createConfigMaps(t, env, ns, 50)
+
+	w := &wire{}
+	cfg := env.Config()
+	cfg.WrapTransport = w.wrap
+	lw := informers.FromClient[*corev1.ConfigMap](clientset(t, cfg).CoreV1().ConfigMaps(ns))
+	lw.DisableWatchList = true
+	inf, err := informers.NewInformer(lw, informers.Options[*corev1.ConfigMap]{PageSize: 20, Backoff: fastBackoff})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	require.NoError(t, inf.WaitForSync(ctxFor(t, time.Minute)))
+	assert.Equal(t, 50, inf.Lister().Len())
+	lists, watches, streams := requests(t, w, "configmaps")
+	assert.Zero(t, streams)
+	assert.GreaterOrEqual(t, lists, 1)
+	assert.Equal(t, 1, watches)
+}
+
+// A server with the WatchList feature off refuses streaming; the informer
+// falls back to list and watch on its own.
+func TestFallbackWhenServerRefusesWatchList(t *testing.T) {
+	noLeaks(t)
+	env := testenv.New(t, testenv.Options{APIServerArgs: []string{"--feature-gates=WatchList=false"}})
+	ns := namespace(t, clientset(t, env.Config()))
+	createConfigMaps(t, env, ns, 20)
+
+	w := &wire{}
+	cfg := env.Config()
+	cfg.WrapTransport = w.wrap
+	f := informers.NewFactory(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	inf := informers.Informer[*corev1.ConfigMap](f)
+	startFactory(t, f)
+	require.NoError(t, f.WaitForSync(ctxFor(t, time.Minute)))
+	assert.Equal(t, 20, inf.Lister().Len())
+	assert.False(t, inf.UsesWatchList())
+	lists, watches, streams := requests(t, w, "configmaps")
+	assert.Equal(t, 1, streams, "tried once")
+	assert.Equal(t, 1, lists)
+	assert.Equal(t, 1, watches)
+	for _, ex := range w.exchanges() {
+		if ex.status >= 400 {
+			t.Logf("refused: %d %s", ex.status, ex.url)
+		}
+	}
+}
