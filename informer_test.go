@@ -466,3 +466,32 @@ func TestNewInformerRejectsBadOptions(t *testing.T) {
 	_, err = informers.NewInformer(&informers.ListWatch[*corev1.Pod, *corev1.PodList]{}, informers.Options[*corev1.Pod]{})
 	require.Error(t, err)
 }
+
+// A watch that ends, as server timeouts make it, resumes from the last
+// resource version: no relist, no event lost or repeated.
+func TestWatchResumesWithoutRelist(t *testing.T) {
+	src := newPodSource()
+	src.RefuseWatchList(true)
+	mustAdd(t, src, pod("a", "x", nil))
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	require.NoError(t, err)
+	rec := &recorder{}
+	_, err = inf.AddHandler(rec)
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+	// (A watch that closes within a second without any event counts as a
+	// failing server and leads to a relist, as in client-go: each watch
+	// here gets an event first.)
+	for i := range 3 {
+		mustAdd(t, src, pod("a", fmt.Sprintf("p%d", i), nil))
+		eventually(t, func() bool { return rec.has(fmt.Sprintf("add a/p%d", i)) }, "event %d", i)
+		src.CloseWatches()
+	}
+	mustAdd(t, src, pod("a", "last", nil))
+	eventually(t, func() bool { return rec.has("add a/last") }, "event after the last reconnect")
+	calls := src.Calls()
+	assert.Equal(t, 1, calls.List, "never relisted")
+	assert.Equal(t, 4, calls.Watch)
+	assert.Len(t, rec.get(), 5, "nothing repeated")
+}
