@@ -26,21 +26,25 @@ func (s *sink[T]) Put(obj T, from reflector.Origin) {
 	if !ok {
 		return
 	}
-	key := store.KeyOf(obj)
 	st := s.store
 	st.Lock()
-	old, existed := st.GetLocked(key)
-	if existed && from == reflector.FromList && sameVersion(old, obj) {
-		st.TouchLocked(key, s.gen)
-		st.Unlock()
-		return
+	// A Modified event is a new version of a cached object with the same
+	// UID: the common case takes one map lookup.
+	if from != reflector.FromModified {
+		key := store.KeyOf(obj)
+		if old, existed := st.GetLocked(key); existed {
+			if from == reflector.FromList && sameVersion(old, obj) {
+				st.TouchLocked(key, s.gen)
+				st.Unlock()
+				return
+			}
+			if old.GetUID() != obj.GetUID() {
+				st.DeleteLocked(key)
+				s.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, Flag: true})
+			}
+		}
 	}
-	if existed && from != reflector.FromModified && old.GetUID() != obj.GetUID() {
-		st.DeleteLocked(key)
-		s.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, Flag: true})
-		existed = false
-	}
-	_, _, err := st.PutLocked(obj, s.gen)
+	old, existed, err := st.PutLocked(obj, s.gen)
 	if existed {
 		s.notify(dispatch.Notification[T]{Kind: dispatch.Update, Old: old, New: obj})
 	} else {

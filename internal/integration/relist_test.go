@@ -41,7 +41,7 @@ func TestRelistAfterCompaction(t *testing.T) {
 	require.NoError(t, err)
 	startFactory(t, f)
 	require.NoError(t, f.WaitForSync(ctx))
-	before := seen.events
+	before := seen.count()
 
 	net.Cut()
 	eventually(t, 30*time.Second, func() bool { return inf.LastError() != nil }, "the informer noticed the cut")
