@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,9 +35,9 @@ type FactoryOptions struct {
 	// StripManagedFields drops metadata.managedFields from every cached
 	// object, typically a fifth to two fifths of its memory.
 	StripManagedFields bool
-	// Scheme maps Go types to kinds; nil means client-go's scheme of
-	// built-in types. Types outside client-go's scheme (custom resources)
-	// also need RESTConfig.
+	// Scheme maps Go types to kinds, in addition to client-go's scheme of
+	// built-in types, which serves every type Scheme does not register.
+	// Types outside client-go's scheme (custom resources) need RESTConfig.
 	Scheme *runtime.Scheme
 	// RESTConfig, if set, is used to reach the server instead of the
 	// clientset, for every typed informer, and to create the dynamic and
@@ -92,6 +93,7 @@ type Factory struct {
 
 	mu      sync.Mutex
 	entries map[informerKey]*factoryEntry
+	failed  []error         // requests Informer could not serve
 	ctx     context.Context // set by Start
 	stopped bool
 	running sync.WaitGroup
@@ -144,9 +146,9 @@ func NewFactory(client kubernetes.Interface, opts ...FactoryOptions) *Factory {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	f := &Factory{opts: o, scheme: o.Scheme, entries: make(map[informerKey]*factoryEntry)}
-	if f.scheme == nil {
-		f.scheme = scheme.Scheme
+	f := &Factory{opts: o, scheme: scheme.Scheme, entries: make(map[informerKey]*factoryEntry)}
+	if o.Scheme != nil {
+		f.scheme = withBuiltIns(o.Scheme)
 	}
 	f.api = newAPIAccess(client, o, f.scheme)
 	switch {
@@ -175,7 +177,11 @@ func NewFactory(client kubernetes.Interface, opts ...FactoryOptions) *Factory {
 func Informer[T Object](f *Factory, opts ...InformerOptions[T]) *SharedInformer[T] {
 	inf, err := informer(f, opts)
 	if err != nil {
-		return failedInformer[T](fmt.Errorf("informers: Informer[%v]: %w", reflect.TypeFor[T](), err))
+		err = fmt.Errorf("informers: Informer[%v]: %w", reflect.TypeFor[T](), err)
+		f.mu.Lock()
+		f.failed = append(f.failed, err)
+		f.mu.Unlock()
+		return failedInformer[T](err)
 	}
 	return inf
 }
@@ -305,7 +311,7 @@ func (f *Factory) startLocked(e *factoryEntry) {
 // every informer has either synced or failed in a way that needs a fix on
 // the server (403 Forbidden, a missing CRD...), an error that joins one
 // *NotSyncedError per informer not synced, each with its last list or
-// watch error.
+// watch error, and the error of every request Informer could not serve.
 func (f *Factory) WaitForSync(ctx context.Context) error {
 	f.mu.Lock()
 	infs := make([]managedInformer, 0, len(f.entries))
@@ -313,17 +319,18 @@ func (f *Factory) WaitForSync(ctx context.Context) error {
 		infs = append(infs, e.inf)
 	}
 	started := f.ctx != nil
+	errs := slices.Clone(f.failed)
 	f.mu.Unlock()
 	if !started && len(infs) > 0 {
 		return errors.New("informers: WaitForSync before Start")
 	}
-	errs := make([]error, len(infs))
+	waits := make([]error, len(infs))
 	var wg sync.WaitGroup
 	for n, inf := range infs {
-		wg.Go(func() { errs[n] = inf.WaitForSync(ctx) })
+		wg.Go(func() { waits[n] = inf.WaitForSync(ctx) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return errors.Join(append(errs, waits...)...)
 }
 
 // Release stops the informer inf, which this factory created, and frees its

@@ -253,7 +253,30 @@ func TestFactoryErrors(t *testing.T) {
 	require.ErrorIs(t, bad.WaitForSync(context.Background()), bad.Err())
 	assert.Zero(t, bad.Lister().Len())
 	startFactory(t, f)
-	syncFactory(t, f) // failed informers are not part of the factory
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = f.WaitForSync(ctx)
+	require.ErrorIs(t, err, bad.Err(), "the factory reports what it could not serve")
+	assert.Contains(t, err.Error(), "already served as")
+	assert.NoError(t, informers.Informer[*corev1.Pod](f).WaitForSync(ctx), "the pods informer synced")
+}
+
+// A user scheme adds to client-go's: built-in types still resolve.
+func TestFactoryUserSchemeKeepsBuiltIns(t *testing.T) {
+	s := runtime.NewScheme()
+	gv := schema.GroupVersion{Group: "example.com", Version: "v1"}
+	s.AddKnownTypes(gv, &widget{})
+	f := informers.NewFactory(fake.NewClientset(&corev1.Pod{ObjectMeta: meta("a", "p")}), informers.FactoryOptions{Scheme: s})
+	pods := informers.Informer[*corev1.Pod](f)
+	require.NoError(t, pods.Err())
+	w := informers.Informer[*widget](f)
+	require.NoError(t, w.Err())
+	assert.Equal(t, gv.WithResource("widgets"), w.Resource())
+	startFactory(t, f)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, pods.WaitForSync(ctx))
+	assert.Equal(t, 1, pods.Lister().Len())
 }
 
 // An informer requested after Start runs: client-go's never does

@@ -86,7 +86,8 @@ func WithResync(d time.Duration) HandlerOption {
 	return func(c *handlerConfig) { c.resync, c.resyncSet = d, true }
 }
 
-// WithName names the handler in errors and logs.
+// WithName names the handler in errors and logs; the default is its Go
+// type and its number among the informer's handlers.
 func WithName(name string) HandlerOption {
 	return func(c *handlerConfig) { c.name = name }
 }

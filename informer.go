@@ -93,6 +93,8 @@ type SharedInformer[T Object] struct {
 	listeners atomic.Pointer[[]*dispatch.Listener[T]]
 	synced    atomic.Bool
 	syncedCh  chan struct{}
+	// handlerSeq numbers handlers, for the default names of WithName.
+	handlerSeq atomic.Int64
 
 	mu         sync.Mutex
 	state      runState
@@ -312,7 +314,7 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Re
 	if h == nil {
 		return nil, fmt.Errorf("informers: %s: AddHandler with a nil handler", i.desc)
 	}
-	cfg := handlerConfig{name: fmt.Sprintf("%T", h), resync: i.opts.ResyncPeriod}
+	cfg := handlerConfig{name: fmt.Sprintf("%T#%d", h, i.handlerSeq.Add(1)), resync: i.opts.ResyncPeriod}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -388,6 +390,14 @@ func deliverTo[T Object](h Handler[T]) func(dispatch.Notification[T]) {
 			h.HandleDelete(Deleted[T]{Key: store.KeyOf(n.Old), Object: n.Old, FinalStateUnknown: n.Flag})
 		}
 	}
+}
+
+// Index returns the named index, the built-in NamespaceIndex included.
+func (i *SharedInformer[T]) Index(name string) (*Index[T], bool) {
+	if !i.store.HasIndex(name) {
+		return nil, false
+	}
+	return &Index[T]{inf: i, name: name}, true
 }
 
 // AddIndex adds a named index, before or after the informer starts, and

@@ -62,6 +62,14 @@ func TestLister(t *testing.T) {
 	_, err = l.Get("web-0")
 	assert.True(t, apierrors.IsNotFound(err), "cluster-scoped Get does not see namespaced objects")
 	assert.Equal(t, 4, l.Len())
+	nsIndex, ok := inf.Index(informers.NamespaceIndex)
+	require.True(t, ok)
+	nss := nsIndex.Values()
+	slices.Sort(nss)
+	assert.Equal(t, []string{"a", "b"}, nss)
+	assert.Len(t, nsIndex.List("a"), 3)
+	_, ok = inf.Index("nope")
+	assert.False(t, ok)
 	assert.Equal(t, 3, l.Namespace("a").Len())
 
 	// Stopping early releases the buffer; reading inside the loop is fine.

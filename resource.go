@@ -34,13 +34,28 @@ func resourceName(gvr schema.GroupVersionResource) string {
 func kindOf[T Object](sch *runtime.Scheme) (schema.GroupVersionKind, error) {
 	typ := reflect.TypeFor[T]()
 	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
-		return schema.GroupVersionKind{}, fmt.Errorf("informers: %v is not a pointer to a struct", typ)
+		return schema.GroupVersionKind{}, fmt.Errorf("%v is not a pointer to a struct", typ)
 	}
 	gvks, _, err := sch.ObjectKinds(reflect.New(typ.Elem()).Interface().(runtime.Object))
 	if err != nil {
-		return schema.GroupVersionKind{}, fmt.Errorf("informers: %v is not registered in the scheme: %w", typ, err)
+		return schema.GroupVersionKind{}, fmt.Errorf("%v is not registered in the scheme: %w", typ, err)
 	}
 	return gvks[0], nil
+}
+
+// withBuiltIns returns a scheme with the types of user and those of
+// client-go's scheme that user does not register under the same kind.
+func withBuiltIns(user *runtime.Scheme) *runtime.Scheme {
+	s := runtime.NewScheme()
+	for gvk, typ := range user.AllKnownTypes() {
+		s.AddKnownTypeWithName(gvk, reflect.New(typ).Interface().(runtime.Object))
+	}
+	for gvk, typ := range scheme.Scheme.AllKnownTypes() {
+		if !s.Recognizes(gvk) {
+			s.AddKnownTypeWithName(gvk, reflect.New(typ).Interface().(runtime.Object))
+		}
+	}
+	return s
 }
 
 // irregularResources lists the built-in kinds whose resource name is not
