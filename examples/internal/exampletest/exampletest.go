@@ -1,0 +1,129 @@
+// Package exampletest runs an example's run function in a test, against
+// the test control plane, and checks that it stops cleanly.
+package exampletest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Timeout bounds every wait of a test.
+const Timeout = time.Minute
+
+// Program is an example's run function running in a test.
+type Program struct {
+	t      *testing.T
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error // set when done is closed
+
+	mu  sync.Mutex
+	out bytes.Buffer
+}
+
+// Start calls run in a goroutine with a context that Stop cancels, and a
+// writer for its output. At the end of the test it stops run, checks that
+// it returned nil and left no goroutine behind, and logs its output if the
+// test failed.
+func Start(t *testing.T, run func(ctx context.Context, out io.Writer) error) *Program {
+	t.Helper()
+	before := goleak.IgnoreCurrent()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Program{t: t, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.err = run(ctx, (*writer)(p))
+	}()
+	t.Cleanup(func() {
+		p.Stop()
+		goleak.VerifyNone(t, before,
+			// Idle keep-alive connections of the test's and run's clients.
+			goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+			goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+			goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
+			// The shared control plane's processes, stopped by testenv.Main.
+			goleak.IgnoreAnyFunction("github.com/kubetyped/informers/internal/testenv.(*process).run"),
+		)
+		if t.Failed() {
+			t.Logf("output of run:\n%s", p.Output())
+		}
+	})
+	return p
+}
+
+// Stop cancels run's context and waits for it to return nil.
+func (p *Program) Stop() {
+	p.t.Helper()
+	p.cancel()
+	select {
+	case <-p.done:
+		assert.NoError(p.t, p.err, "run")
+	case <-time.After(Timeout):
+		assert.Fail(p.t, "run did not return after its context ended")
+	}
+}
+
+// Output returns what run has written so far.
+func (p *Program) Output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// Eventually waits until cond holds, failing the test if run returns or
+// Timeout passes first.
+func (p *Program) Eventually(cond func() bool, msg string, args ...any) {
+	p.t.Helper()
+	deadline := time.After(Timeout)
+	for !cond() {
+		select {
+		case <-p.done:
+			require.Failf(p.t, "run returned early", "run returned %v while waiting for: "+msg, append([]any{p.err}, args...)...)
+		case <-deadline:
+			require.Failf(p.t, "timed out", "waiting for: "+msg, args...)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+type writer Program
+
+func (w *writer) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.out.Write(b)
+}
+
+// Namespace creates a namespace for the test. It is deleted at the end,
+// though on the test control plane, which has no namespace controller, it
+// stays Terminating with whatever it holds.
+func Namespace(t *testing.T, cs kubernetes.Interface) string {
+	t.Helper()
+	ns, err := cs.CoreV1().Namespaces().Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = cs.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+	})
+	return ns.Name
+}
+
+// Context returns a context that ends with the test, or after Timeout.
+func Context(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+var _ io.Writer = (*writer)(nil)

@@ -1,0 +1,269 @@
+// Secretmirror copies the Secrets labelled mirror=true from one namespace
+// to another, keeps the copies up to date, and deletes a copy once its
+// source is deleted or loses the label.
+//
+//	go run ./examples/secretmirror -from team-a -to team-b
+//
+// It has the usual shape of a controller: informers keep a cache and put
+// keys on a work queue; workers read the cache, compare what is with what
+// should be, and write through the clientset; failures are retried with
+// backoff. Deletes matter here, which is why this example mirrors secrets:
+// with client-go a delete the informer missed arrives as a
+// cache.DeletedFinalStateUnknown tombstone to unwrap; here every delete is
+// an informers.Deleted[*corev1.Secret], whose Key is the queue's key.
+//
+// Without $KUBECONFIG it runs against a local control plane (see
+// examples/internal/cluster) and plays a short scenario there (demo.go);
+// -demo plays it on any cluster.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"log"
+	"maps"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/examples/internal/cluster"
+)
+
+const (
+	// mirrorLabel=true asks for a secret to be mirrored.
+	mirrorLabel = "mirror"
+	// sourceLabel marks a mirror; its value is the source's namespace.
+	sourceLabel = "example.com/mirror-of"
+)
+
+type options struct {
+	From, To string // namespaces
+	Workers  int
+	Demo     bool // play the scenario of demo.go
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.From, "from", "mirror-from", "namespace to copy secrets labelled "+mirrorLabel+"=true from")
+	flag.StringVar(&o.To, "to", "mirror-to", "namespace to copy them to")
+	flag.IntVar(&o.Workers, "workers", 2, "number of secrets reconciled at once")
+	flag.BoolVar(&o.Demo, "demo", false, "create, change and delete secrets in -from (always on without KUBECONFIG)")
+	duration := flag.Duration("duration", 0, "stop after this long; 0 runs until Ctrl-C")
+	flag.Parse()
+	o.Demo = o.Demo || cluster.Local()
+	log.SetFlags(0)
+	log.SetPrefix("secretmirror: ")
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	cfg, stop, err := cluster.Config(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *duration > 0 {
+		var cancelTimeout context.CancelFunc
+		ctx, cancelTimeout = context.WithTimeout(ctx, *duration)
+		defer cancelTimeout()
+	}
+	err = run(ctx, cfg, os.Stdout, o)
+	stop()
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+// run mirrors secrets until ctx ends, then waits for the work in progress.
+func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error {
+	if o.From == "" || o.To == "" || o.From == o.To {
+		return errors.New("-from and -to must name two different namespaces")
+	}
+	clientset, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	factory := informers.NewFactory(clientset)
+	// Each informer caches only what the controller reads: the labelled
+	// secrets of one namespace, the mirrors in the other.
+	sources := informers.Informer(factory, informers.InformerOptions[*corev1.Secret]{
+		Namespace: o.From, LabelSelector: mirrorLabel + "=true",
+	})
+	mirrors := informers.Informer(factory, informers.InformerOptions[*corev1.Secret]{
+		Namespace: o.To, LabelSelector: sourceLabel + "=" + o.From,
+	})
+	c := &controller{
+		from: o.From, to: o.To, clientset: clientset,
+		sources: sources.Lister(), mirrors: mirrors.Lister(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
+			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "secretmirror"}),
+		log: log.New(out, "", log.Ltime),
+	}
+	// A source and its mirror have the same name, so one handler serves
+	// both informers: it queues the source's key.
+	if _, err := sources.AddHandler(c.handler(), informers.WithName("sources")); err != nil {
+		return err
+	}
+	if _, err := mirrors.AddHandler(c.handler(), informers.WithName("mirrors")); err != nil {
+		return err
+	}
+
+	factory.Start(ctx)
+	defer shutdown(factory)
+	if err := factory.WaitForSync(ctx); err != nil {
+		return err
+	}
+	c.log.Printf("mirroring secrets labelled %s=true from namespace %s to %s (Ctrl-C to stop)", mirrorLabel, o.From, o.To)
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if o.Demo {
+		wg.Go(func() { demo(ctx, clientset, c.log, o.From, o.To) })
+	}
+	c.run(ctx, o.Workers)
+	return nil
+}
+
+type controller struct {
+	from, to  string
+	clientset kubernetes.Interface
+	sources   informers.Lister[*corev1.Secret]
+	mirrors   informers.Lister[*corev1.Secret]
+	queue     workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	log       *log.Logger
+}
+
+// handler queues the key of the source an event is about.
+func (c *controller) handler() informers.HandlerFuncs[*corev1.Secret] {
+	enqueue := func(name string) { c.queue.Add(types.NamespacedName{Namespace: c.from, Name: name}) }
+	return informers.HandlerFuncs[*corev1.Secret]{
+		OnAdd:    func(s *corev1.Secret, _ bool) { enqueue(s.Name) },
+		OnUpdate: func(_, s *corev1.Secret) { enqueue(s.Name) },
+		// Also called when a secret loses the label the informer selects
+		// on. No tombstone to unwrap: the key is right there.
+		OnDelete: func(d informers.Deleted[*corev1.Secret]) { enqueue(d.Key.Name) },
+	}
+}
+
+// run starts the workers and, once ctx ends, stops them: reconciles in
+// progress finish, keys still queued are dropped (the next start lists
+// everything anyway).
+func (c *controller) run(ctx context.Context, workers int) {
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for c.processNext(ctx) {
+			}
+		})
+	}
+	<-ctx.Done()
+	c.queue.ShutDownWithDrain() // waits for the keys being processed
+	c.queue.ShutDown()          // also stops the queue's delay timer goroutine
+	wg.Wait()
+}
+
+// processNext reconciles one key, and returns false once the queue is shut
+// down.
+func (c *controller) processNext(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+	if ctx.Err() != nil {
+		return true // stopping: drop it
+	}
+	err := c.reconcile(ctx, key)
+	switch {
+	case err == nil:
+		c.queue.Forget(key) // resets its backoff
+	case ctx.Err() != nil:
+		// The error is that we are stopping.
+	default:
+		c.log.Printf("%s: %v (retry %d)", key, err, c.queue.NumRequeues(key)+1)
+		c.queue.AddRateLimited(key)
+	}
+	return true
+}
+
+// reconcile makes the mirror of the source key match it: created, updated
+// or deleted. It reads the cache, not the server, and writes through the
+// clientset; the informers then report the write, which queues the key
+// again, and the second pass finds nothing to do.
+func (c *controller) reconcile(ctx context.Context, key types.NamespacedName) error {
+	mirror, err := c.mirrors.Namespace(c.to).Get(key.Name)
+	mirrorExists := err == nil
+	source, err := c.sources.Namespace(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		if !mirrorExists {
+			return nil
+		}
+		// Gone, or no longer labelled: delete the mirror, but only the
+		// one we looked at, not a secret created since under its name.
+		err := c.clientset.CoreV1().Secrets(c.to).Delete(ctx, key.Name, metav1.DeleteOptions{
+			Preconditions: metav1.NewUIDPreconditions(string(mirror.UID)),
+		})
+		if err == nil {
+			c.log.Printf("deleted %s/%s: its source is gone or unlabelled", c.to, key.Name)
+		}
+		return ignoreNotFound(err)
+	}
+
+	if !mirrorExists {
+		_, err := c.clientset.CoreV1().Secrets(c.to).Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: key.Name, Labels: map[string]string{sourceLabel: c.from}},
+			Type:       source.Type,
+			Data:       source.Data, // only read: the cache's objects are shared
+		}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			// Either a secret we do not manage has the name, or our cache
+			// has not seen the mirror yet. Retrying with backoff suits both.
+			return errors.New("a secret not labelled as a mirror has the name")
+		}
+		if err == nil {
+			c.log.Printf("created %s/%s from %s", c.to, key.Name, key)
+		}
+		return err
+	}
+
+	if maps.EqualFunc(mirror.Data, source.Data, bytes.Equal) {
+		return nil
+	}
+	update := mirror.DeepCopy() // never modify an object from the cache
+	update.Data = source.Data
+	_, err = c.clientset.CoreV1().Secrets(c.to).Update(ctx, update, metav1.UpdateOptions{})
+	if err == nil {
+		c.log.Printf("updated %s/%s from %s", c.to, key.Name, key)
+	}
+	return err // a Conflict means the cache was behind: retried
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// shutdown stops the factory's informers and waits, for a while, for their
+// handlers to return.
+func shutdown(f *informers.Factory) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.Shutdown(ctx); err != nil {
+		log.Print(err) // names the informers whose handlers are stuck
+	}
+}

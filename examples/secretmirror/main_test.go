@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubetyped/informers/examples/internal/exampletest"
+	"github.com/kubetyped/informers/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func TestSecretMirror(t *testing.T) {
+	env := testenv.Shared(t)
+	cs := kubernetes.NewForConfigOrDie(env.Config())
+	ctx := exampletest.Context(t)
+	from := exampletest.Namespace(t, cs)
+	to := from + "-mirrors" // created below, once the controller has failed for want of it
+
+	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
+		return run(ctx, env.Config(), out, options{From: from, To: to, Workers: 2})
+	})
+	p.Eventually(func() bool { return strings.Contains(p.Output(), "mirroring secrets") }, "synced")
+	sources, mirrors := cs.CoreV1().Secrets(from), cs.CoreV1().Secrets(to)
+	// mirrored returns the value of the mirror of name, or "" if there is none.
+	mirrored := func(name string) string {
+		s, err := mirrors.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return ""
+		}
+		require.NoError(t, err)
+		assert.Equal(t, from, s.Labels[sourceLabel])
+		return string(s.Data["v"])
+	}
+	create := func(name, value string, labels map[string]string) {
+		_, err := sources.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			Data:       map[string][]byte{"v": []byte(value)},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	patch := func(name, patch string) {
+		_, err := sources.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		require.NoError(t, err)
+	}
+	labelled := map[string]string{mirrorLabel: "true"}
+
+	t.Log("the target namespace is missing: retried until it exists")
+	create("a", "1", labelled)
+	p.Eventually(func() bool { return strings.Contains(p.Output(), from+"/a: namespaces \""+to+"\" not found (retry 2)") }, "retries")
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: to}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), to, metav1.DeleteOptions{}) })
+	p.Eventually(func() bool { return mirrored("a") == "1" }, "a is mirrored")
+
+	t.Log("a change of data is copied")
+	patch("a", `{"data":{"v":"Mg=="}}`) // "2"
+	p.Eventually(func() bool { return mirrored("a") == "2" }, "a's change is mirrored")
+
+	t.Log("unlabelled secrets are not mirrored, nor are secrets of the same name overwritten")
+	create("unlabelled", "x", nil)
+	_, err = mirrors.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "taken"}, StringData: map[string]string{"v": "mine"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	create("taken", "theirs", labelled)
+	p.Eventually(func() bool {
+		return strings.Contains(p.Output(), from+"/taken: a secret not labelled as a mirror has the name")
+	}, "taken refused")
+	taken, err := mirrors.Get(ctx, "taken", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "mine", string(taken.Data["v"]))
+	assert.Empty(t, taken.Labels)
+
+	t.Log("a mirror deleted by hand comes back")
+	create("b", "3", labelled)
+	p.Eventually(func() bool { return mirrored("b") == "3" }, "b is mirrored")
+	require.NoError(t, mirrors.Delete(ctx, "b", metav1.DeleteOptions{}))
+	p.Eventually(func() bool { return strings.Count(p.Output(), "created "+to+"/b ") == 2 && mirrored("b") == "3" }, "b is mirrored again")
+
+	t.Log("a mirror goes when its source loses the label or is deleted")
+	patch("a", `{"metadata":{"labels":{"mirror":null}}}`)
+	require.NoError(t, sources.Delete(ctx, "b", metav1.DeleteOptions{}))
+	p.Eventually(func() bool { return mirrored("a") == "" && mirrored("b") == "" }, "a's and b's mirrors are deleted")
+
+	list, err := mirrors.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	var names []string
+	for _, s := range list.Items {
+		names = append(names, s.Name)
+	}
+	assert.Equal(t, []string{"taken"}, names, "secrets left in %s", to)
+}
