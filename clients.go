@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -176,32 +177,12 @@ func dynamicListWatch[T Object](a *apiAccess, gvr schema.GroupVersionResource, n
 	if a.dynamic == nil {
 		return nil, errors.New("a dynamic informer needs FactoryOptions.Dynamic or RESTConfig")
 	}
-	client := func(ctx context.Context) (dynamic.ResourceInterface, error) {
-		res, err := a.resource(ctx, gvr, "")
-		if err != nil {
-			return nil, err
+	lw := scopedListWatch[T](a, gvr, ns, func(gvr schema.GroupVersionResource, namespaced bool) Client[*unstructured.UnstructuredList] {
+		if namespaced {
+			return a.dynamic.Resource(gvr).Namespace(ns)
 		}
-		r := a.dynamic.Resource(gvr.GroupVersion().WithResource(res.Name))
-		if res.Namespaced && ns != "" {
-			return r.Namespace(ns), nil
-		}
-		return r, nil
-	}
-	lw := NewListWatch[T](
-		func(ctx context.Context, opts metav1.ListOptions) (List, error) {
-			c, err := client(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return c.List(ctx, opts)
-		},
-		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			c, err := client(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return c.Watch(ctx, opts)
-		})
+		return a.dynamic.Resource(gvr)
+	})
 	lw.DisableWatchList = watchlist.DoesClientNotSupportWatchListSemantics(a.dynamic)
 	return lw, nil
 }
@@ -210,18 +191,28 @@ func metadataListWatch[T Object](a *apiAccess, gvr schema.GroupVersionResource, 
 	if a.metadata == nil {
 		return nil, errors.New("a metadata-only informer needs FactoryOptions.Metadata or RESTConfig")
 	}
-	client := func(ctx context.Context) (metadata.ResourceInterface, error) {
+	lw := scopedListWatch[T](a, gvr, ns, func(gvr schema.GroupVersionResource, namespaced bool) Client[*metav1.PartialObjectMetadataList] {
+		if namespaced {
+			return a.metadata.Resource(gvr).Namespace(ns)
+		}
+		return a.metadata.Resource(gvr)
+	})
+	lw.DisableWatchList = watchlist.DoesClientNotSupportWatchListSemantics(a.metadata)
+	return lw, nil
+}
+
+// scopedListWatch lists and watches through the client that pick returns
+// for the resource's discovered name, in namespace ns if it is namespaced.
+func scopedListWatch[T Object, L List](a *apiAccess, gvr schema.GroupVersionResource, ns string,
+	pick func(gvr schema.GroupVersionResource, namespaced bool) Client[L]) *ListWatch[T, List] {
+	client := func(ctx context.Context) (Client[L], error) {
 		res, err := a.resource(ctx, gvr, "")
 		if err != nil {
 			return nil, err
 		}
-		r := a.metadata.Resource(gvr.GroupVersion().WithResource(res.Name))
-		if res.Namespaced && ns != "" {
-			return r.Namespace(ns), nil
-		}
-		return r, nil
+		return pick(gvr.GroupVersion().WithResource(res.Name), res.Namespaced && ns != ""), nil
 	}
-	lw := NewListWatch[T](
+	return NewListWatch[T](
 		func(ctx context.Context, opts metav1.ListOptions) (List, error) {
 			c, err := client(ctx)
 			if err != nil {
@@ -236,8 +227,6 @@ func metadataListWatch[T Object](a *apiAccess, gvr schema.GroupVersionResource, 
 			}
 			return c.Watch(ctx, opts)
 		})
-	lw.DisableWatchList = watchlist.DoesClientNotSupportWatchListSemantics(a.metadata)
-	return lw, nil
 }
 
 // fakeListWatch serves any type from client-go's fake clientset. The fake
