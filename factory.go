@@ -131,11 +131,8 @@ type factoryEntry struct {
 
 // managedInformer is what the factory needs of a *SharedInformer[T].
 type managedInformer interface {
+	AnyInformer
 	Run(ctx context.Context) error
-	WaitForSync(ctx context.Context) error
-	HasSynced() bool
-	String() string
-	LastError() error
 }
 
 // NewFactory returns a factory over client, a real or a fake clientset;
@@ -337,7 +334,7 @@ func (f *Factory) WaitForSync(ctx context.Context) error {
 // cache: its watch ends, its handlers stop, and a later request for the
 // same informer creates a fresh one. It waits, until ctx ends, for the
 // informer's goroutines to finish.
-func (f *Factory) Release(ctx context.Context, inf interface{ String() string }) error {
+func (f *Factory) Release(ctx context.Context, inf AnyInformer) error {
 	f.mu.Lock()
 	var found *factoryEntry
 	for k, e := range f.entries {

@@ -114,6 +114,22 @@ const (
 	stopped
 )
 
+// AnyInformer is a *SharedInformer[T] of any T, for code that handles
+// informers of several types alike, such as Factory.Release. Only
+// *SharedInformer[T] implements it.
+type AnyInformer interface {
+	fmt.Stringer
+	Resource() schema.GroupVersionResource
+	HasSynced() bool
+	WaitForSync(ctx context.Context) error
+	LastError() error
+	Err() error
+	Stopped() <-chan struct{}
+	sharedInformer()
+}
+
+func (i *SharedInformer[T]) sharedInformer() {}
+
 // runner is a reflector with its list type erased.
 type runner interface {
 	Run(ctx context.Context)
