@@ -85,6 +85,7 @@ type SharedInformer[T Object] struct {
 	// Only the reflector goroutine uses these.
 	gen     uint64
 	scratch []T
+	toWake  []*dispatch.Listener[T] // handlers to wake at the next Flush
 
 	// listeners is replaced, never changed in place. It is written with
 	// the store's read lock and mu held, and read with the store's write

@@ -83,6 +83,7 @@ func (s *sink[T]) FinishList() {
 	st.Unlock()
 	clear(s.scratch)
 	s.scratch = s.scratch[:0]
+	s.Flush()
 }
 
 // Watching marks the cache synced and tells every handler where its
@@ -95,14 +96,27 @@ func (s *sink[T]) Watching() {
 	s.synced.Store(true)
 	s.notify(dispatch.Notification[T]{Kind: dispatch.Synced})
 	s.store.Unlock()
+	s.Flush()
 	close(s.syncedCh)
 }
 
 // notify queues n for every handler; the caller holds the write lock.
+// Handlers that wait are woken by Flush.
 func (s *sink[T]) notify(n dispatch.Notification[T]) {
 	for _, l := range *s.listeners.Load() {
-		l.Push(n)
+		if l.Queue(n) {
+			s.toWake = append(s.toWake, l)
+		}
 	}
+}
+
+// Flush wakes the handlers that have notifications waiting.
+func (s *sink[T]) Flush() {
+	for i, l := range s.toWake {
+		l.Wake()
+		s.toWake[i] = nil
+	}
+	s.toWake = s.toWake[:0]
 }
 
 // transform applies the informer's transform, reporting failures.

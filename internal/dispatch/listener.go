@@ -88,23 +88,37 @@ func New[T any](cfg Config[T]) *Listener[T] {
 	}
 }
 
-// Push queues n. It never blocks on the handler.
+// Push queues n and wakes the worker if it waits. It never blocks on the
+// handler.
 func (l *Listener[T]) Push(n Notification[T]) {
+	if l.Queue(n) {
+		l.Wake()
+	}
+}
+
+// Queue queues n without waking the worker. It reports whether the worker
+// waits and must be woken with Wake; until then it does not see n. A
+// producer with a burst of notifications queues them all and wakes each
+// worker once at the end, instead of once per notification.
+func (l *Listener[T]) Queue(n Notification[T]) (wake bool) {
 	l.mu.Lock()
 	if l.stopped.Load() {
 		l.mu.Unlock()
-		return
+		return false
 	}
 	l.pending = append(l.pending, n)
-	wake := l.idle
+	wake = l.idle
 	l.idle = false
 	l.mu.Unlock()
 	l.backlog.Add(1)
-	if wake {
-		select {
-		case l.wake <- struct{}{}:
-		default:
-		}
+	return wake
+}
+
+// Wake wakes the worker.
+func (l *Listener[T]) Wake() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
 	}
 }
 

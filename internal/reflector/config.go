@@ -47,6 +47,10 @@ type Sink[T any] interface {
 	// Watching says a watch runs after a completed list: the cache is
 	// synced with the server.
 	Watching()
+	// Flush says no further change is at hand: the reflector is about to
+	// wait for the server, or has applied a long run of changes. The sink
+	// may hold back work, such as waking handlers, until then.
+	Flush()
 }
 
 // Origin says where an object given to Sink.Put comes from.

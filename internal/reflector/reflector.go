@@ -26,6 +26,9 @@ const (
 	// its end bookmark; a server that ignores sendInitialEvents never sends
 	// one, so after this long the reflector falls back to list and watch.
 	watchListQuiet = 30 * time.Second
+	// flushEvery bounds how many changes a burst applies before the sink
+	// is flushed, and so how long handlers can be kept waiting.
+	flushEvery = 64
 )
 
 // Reflector lists and watches one resource into a Sink.
@@ -188,6 +191,7 @@ func (r *Reflector[T, L]) putItems(list L) error {
 		r.sink.Put(obj, FromList)
 		return nil
 	})
+	r.sink.Flush()
 	if err != nil {
 		return fmt.Errorf("%s: reading list %T: %w", r.cfg.Description, list, err)
 	}
@@ -317,6 +321,7 @@ func (r *Reflector[T, L]) consume(ctx context.Context, w watch.Interface, initia
 	propagate := !initial && rv != "" && rv != "0"
 	var quiet <-chan time.Time
 	last := start
+	unflushed := 0 // changes applied since the sink's last Flush
 	if initial {
 		t := time.NewTicker(watchListQuiet / 3)
 		defer t.Stop()
@@ -370,6 +375,12 @@ func (r *Reflector[T, L]) consume(ctx context.Context, w watch.Interface, initia
 			}
 			if propagate {
 				r.setResourceVersion(obj.GetResourceVersion())
+			}
+			// Flush when the next event is not already waiting, or after a
+			// long run, so handlers are woken once per burst.
+			if unflushed++; len(w.ResultChan()) == 0 || unflushed >= flushEvery {
+				r.sink.Flush()
+				unflushed = 0
 			}
 			if initial && ended {
 				return true, nil
