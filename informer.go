@@ -79,6 +79,7 @@ type SharedInformer[T Object] struct {
 	resource schema.GroupVersionResource
 	opts     Options[T]
 	store    *store.Store[T]
+	copyOut  func(T) T // copies a list item out of its list's item array
 	newRefl  func(reflector.Sink[T], klog.Logger, func(reflector.Op, error), func(reflector.Op)) runner
 	buffers  sync.Pool // *[]T used by iterators
 
@@ -154,6 +155,7 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 		resource:   opts.Resource,
 		opts:       opts,
 		store:      store.New[T](),
+		copyOut:    shallowCopier[T](),
 		syncedCh:   make(chan struct{}),
 		stopped:    make(chan struct{}),
 		errChanged: make(chan struct{}),

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubetyped/informers"
 )
@@ -494,4 +495,26 @@ func TestWatchResumesWithoutRelist(t *testing.T) {
 	assert.Equal(t, 1, calls.List, "never relisted")
 	assert.Equal(t, 4, calls.Watch)
 	assert.Len(t, rec.get(), 5, "nothing repeated")
+}
+
+// Listed objects are copied out of the list's item array, so that the
+// array can be freed as a whole: one cached item would keep it all
+// reachable (kubernetes/kubernetes#113305).
+func TestListItemsAreCopiedOut(t *testing.T) {
+	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: []corev1.Pod{*pod("a", "x", nil), *pod("a", "y", nil)}}
+	lw := informers.NewListWatch[*corev1.Pod](
+		func(context.Context, metav1.ListOptions) (*corev1.PodList, error) { return list, nil },
+		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+	)
+	lw.DisableWatchList = true
+	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{})
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+	for i := range list.Items {
+		got, err := inf.Lister().Namespace("a").Get(list.Items[i].Name)
+		require.NoError(t, err)
+		assert.NotSame(t, &list.Items[i], got, "cached object points into the list")
+		assert.Equal(t, list.Items[i].Name, got.Name)
+	}
 }

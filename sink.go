@@ -1,6 +1,8 @@
 package informers
 
 import (
+	"reflect"
+
 	"github.com/kubetyped/informers/internal/dispatch"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/store"
@@ -18,7 +20,8 @@ func (s *sink[T]) inf() *SharedInformer[T] { return (*SharedInformer[T])(s) }
 func (s *sink[T]) StartList() { s.gen++ }
 
 // Put stores obj and notifies handlers. A relisted object whose resource
-// version is unchanged is kept as it is and not notified. An object whose
+// version is unchanged is kept as it is and not notified, and its new copy
+// is not retained. An object whose
 // UID changed under the same name was deleted and recreated: handlers see a
 // delete of the old one, then an add.
 func (s *sink[T]) Put(obj T, from reflector.Origin) {
@@ -33,7 +36,7 @@ func (s *sink[T]) Put(obj T, from reflector.Origin) {
 	if from != reflector.FromModified {
 		key := store.KeyOf(obj)
 		if old, existed := st.GetLocked(key); existed {
-			if from == reflector.FromList && sameVersion(old, obj) {
+			if (from == reflector.FromList || from == reflector.FromInitialEvents) && sameVersion(old, obj) {
 				st.TouchLocked(key, s.gen)
 				st.Unlock()
 				return
@@ -43,6 +46,11 @@ func (s *sink[T]) Put(obj T, from reflector.Origin) {
 				s.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, Flag: true})
 			}
 		}
+	}
+	if from == reflector.FromList {
+		// Out of the page's item array, which can then be freed as a
+		// whole: otherwise any one cached item would keep it all.
+		obj = s.copyOut(obj)
 	}
 	old, existed, err := st.PutLocked(obj, s.gen)
 	if existed {
@@ -136,4 +144,26 @@ func (s *sink[T]) transform(obj T) (out T, ok bool) {
 func sameVersion[T Object](a, b T) bool {
 	rv := a.GetResourceVersion()
 	return rv != "" && rv == b.GetResourceVersion() && a.GetUID() == b.GetUID()
+}
+
+// shallowCopier returns a function that copies the struct a T points to
+// into an allocation of its own; the copy shares strings, maps and slices
+// with the original. For a T that is not a pointer it returns the identity.
+// It uses reflection, once per object a list adds to the cache: next to
+// decoding the object, the cost does not show.
+func shallowCopier[T any]() func(T) T {
+	typ := reflect.TypeFor[T]()
+	if typ.Kind() != reflect.Pointer {
+		return func(obj T) T { return obj }
+	}
+	elem := typ.Elem()
+	return func(obj T) T {
+		v := reflect.ValueOf(obj)
+		if v.IsNil() {
+			return obj
+		}
+		c := reflect.New(elem)
+		c.Elem().Set(v.Elem())
+		return c.Interface().(T)
+	}
 }

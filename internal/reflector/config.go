@@ -35,7 +35,7 @@ type Object interface {
 // Sink receives what the reflector learns, always from one goroutine.
 type Sink[T any] interface {
 	// StartList says a list begins; the objects it holds follow as Put
-	// calls from FromList, then FinishList.
+	// calls from FromList or FromInitialEvents, then FinishList.
 	StartList()
 	// Put stores an object from a list or from a watch event.
 	Put(obj T, from Origin)
@@ -58,8 +58,13 @@ type Origin uint8
 
 // The origins of objects.
 const (
-	// FromList is an item of a list or of a watch-list's initial events.
+	// FromList is an item of a list page. It points into the page's item
+	// array: a sink that keeps it must copy it out, or the whole array
+	// stays reachable for as long as the item is kept.
 	FromList Origin = iota + 1
+	// FromInitialEvents is an object of a watch-list stream's initial
+	// events, allocated on its own.
+	FromInitialEvents
 	// FromAdded is an Added watch event.
 	FromAdded
 	// FromModified is a Modified watch event: the object is in the cache,

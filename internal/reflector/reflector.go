@@ -177,7 +177,8 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 }
 
 // putItems hands every item of a list page to the sink. Items are not
-// copied: for a list of structs each T points into the page's item array.
+// copied here: for a list of structs each T points into the page's item
+// array, and the sink copies out the ones it keeps.
 func (r *Reflector[T, L]) putItems(list L) error {
 	var bad error
 	err := meta.EachListItem(list, func(o runtime.Object) error {
@@ -356,7 +357,7 @@ func (r *Reflector[T, L]) consume(ctx context.Context, w watch.Interface, initia
 			switch ev.Type {
 			case watch.Added:
 				if initial {
-					r.sink.Put(obj, FromList)
+					r.sink.Put(obj, FromInitialEvents)
 				} else {
 					r.sink.Put(obj, FromAdded)
 				}
