@@ -90,7 +90,7 @@ func ExampleLister() {
 	_ = inf.WaitForSync(ctx)
 
 	lister := inf.Lister().Namespace("default")
-	web, _ := lister.List(labels.SelectorFromSet(labels.Set{"app": "web"}))
+	web := lister.List(labels.SelectorFromSet(labels.Set{"app": "web"}))
 	var got []string
 	for _, p := range web { // p is a *corev1.Pod: no type assertion
 		got = append(got, p.Name)

@@ -17,11 +17,13 @@ type Lister[T Object] struct {
 }
 
 // List returns the objects whose labels match sel; nil matches everything.
-func (l Lister[T]) List(sel labels.Selector) ([]T, error) {
+// Unlike client-go's listers it returns no error: reading the cache cannot
+// fail.
+func (l Lister[T]) List(sel labels.Selector) []T {
 	if selectsAll(sel) {
-		return l.inf.store.AppendAll(nil), nil
+		return l.inf.store.AppendAll(nil)
 	}
-	return collect(l.Select(sel)), nil
+	return collect(l.Select(sel))
 }
 
 // All iterates over every cached object without allocating a result.
@@ -65,11 +67,11 @@ type NamespaceLister[T Object] struct {
 
 // List returns the namespace's objects whose labels match sel; nil matches
 // everything.
-func (l NamespaceLister[T]) List(sel labels.Selector) ([]T, error) {
+func (l NamespaceLister[T]) List(sel labels.Selector) []T {
 	if selectsAll(sel) {
-		return l.inf.store.AppendNamespace(nil, l.ns), nil
+		return l.inf.store.AppendNamespace(nil, l.ns)
 	}
-	return collect(l.Select(sel)), nil
+	return collect(l.Select(sel))
 }
 
 // All iterates over the namespace's objects without allocating a result.

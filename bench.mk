@@ -1,0 +1,22 @@
+# Side-by-side benchmarks with client-go v0.37.2 (bench_test.go), included
+# by the Makefile. `make bench` runs them, summarizes them with benchstat
+# (pinned in internal/tools/go.mod) and draws benchmarks.svg; see
+# BENCHMARKS.md. About 25 minutes on 2 cores at the default count.
+#
+#   make bench                          # everything, 5 runs each
+#   make bench BENCH=Update BENCH_COUNT=2
+#   INFORMERS_E2E_BENCH=1 make bench BENCH=EndToEnd   # real apiserver
+
+BENCH       ?= .
+BENCH_COUNT ?= 5
+BENCH_OUT   ?= bench.txt
+BENCH_STAT  ?= benchstat.txt
+BENCH_SVG   ?= benchmarks.svg
+BENCH_IMPLS ?= clientgo clientgo-typed informers informers-iter informers-strip informers-list floor
+
+.PHONY: bench
+bench:
+	go test -run '^$$' -bench '$(BENCH)' -benchmem -count $(BENCH_COUNT) -timeout 60m . 2>&1 | tee $(BENCH_OUT)
+	@grep -q '^ok[[:space:]]' $(BENCH_OUT) || { echo "bench: go test failed, see $(BENCH_OUT)" >&2; exit 1; }
+	go tool -modfile=internal/tools/go.mod benchstat -col '/impl@($(BENCH_IMPLS))' $(BENCH_OUT) | tee $(BENCH_STAT)
+	go run ./cmd/benchchart -in $(BENCH_OUT) -out $(BENCH_SVG)

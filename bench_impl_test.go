@@ -1,0 +1,345 @@
+package informers_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubetyped/informers"
+	bf "github.com/kubetyped/informers/internal/benchfixtures"
+)
+
+// benchSource is what every implementation under test lists and watches: the
+// same functions, so the same objects, for all of them.
+type benchSource struct {
+	// List returns the list to sync from; it is called for every list.
+	List func() *corev1.PodList
+	// Watch returns the watch that follows a list; it is called for every
+	// watch.
+	Watch func() watch.Interface
+}
+
+// benchHandler is the handler work of a benchmark, written once and adapted to
+// each implementation's handler interface. Nil fields do nothing.
+type benchHandler struct {
+	Add    func(p *corev1.Pod)
+	Update func(oldPod, newPod *corev1.Pod)
+	Delete func(p *corev1.Pod)
+}
+
+func (h benchHandler) add(p *corev1.Pod) {
+	if h.Add != nil {
+		h.Add(p)
+	}
+}
+
+func (h benchHandler) update(o, n *corev1.Pod) {
+	if h.Update != nil {
+		h.Update(o, n)
+	}
+}
+
+func (h benchHandler) delete(p *corev1.Pod) {
+	if h.Delete != nil {
+		h.Delete(p)
+	}
+}
+
+// benchCacheOptions configures a cache under test.
+type benchCacheOptions struct {
+	// Resync is the handlers' resync period; 0 means none.
+	Resync time.Duration
+	// NodeIndex adds an index of pods by spec.nodeName called benchNodeIndex.
+	NodeIndex bool
+	// StripManagedFields drops managedFields before caching (ours only).
+	StripManagedFields bool
+}
+
+// benchNodeIndex is the name of the index by spec.nodeName.
+const benchNodeIndex = "node"
+
+// benchCache is an implementation under test: an informer, or the floor.
+type benchCache interface {
+	// AddHandler registers h; remove unregisters it.
+	AddHandler(h benchHandler) (remove func(), err error)
+	// Start runs the cache in the background.
+	Start()
+	// HasSynced reports whether the initial list is in the cache.
+	HasSynced() bool
+	// Stop stops the cache and waits for its goroutines.
+	Stop()
+}
+
+// benchImpl names an implementation and builds caches of it.
+type benchImpl struct {
+	Name string
+	New  func(benchSource, benchCacheOptions) (benchCache, error)
+}
+
+// The implementations under test.
+var (
+	// benchClientGoImpl is client-go's SharedIndexInformer with untyped
+	// handlers, which assert the type of what they are given.
+	benchClientGoImpl = benchImpl{"clientgo", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewClientGo(s, o, false) }}
+	// benchClientGoTypedImpl is the same informer through client-go's typed
+	// wrappers: TypedSharedIndexInformer and TypedResourceEventHandlerFuncs.
+	benchClientGoTypedImpl = benchImpl{"clientgo-typed", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewClientGo(s, o, true) }}
+	// benchInformersImpl is ours.
+	benchInformersImpl = benchImpl{"informers", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewInformers(s, o) }}
+	// benchFloorImpl is the least work possible; see benchFloorCache.
+	benchFloorImpl = benchImpl{"floor", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewFloorCache(s, o), nil }}
+)
+
+// benchErrWatchListOn is returned when client-go would stream its initial state
+// with watch-list: the benchmarks compare list and watch with list and
+// watch, so KUBE_FEATURE_WatchListClient=false must be in the environment
+// before client-go first reads its feature gates.
+var benchErrWatchListOn = errors.New("client-go's WatchListClient feature gate is on; set KUBE_FEATURE_WatchListClient=false before client-go reads its gates")
+
+// benchCheckClientGoListWatch returns benchErrWatchListOn unless client-go's
+// informers will list and watch.
+func benchCheckClientGoListWatch() error {
+	if clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient) {
+		return benchErrWatchListOn
+	}
+	return nil
+}
+
+// benchClientGo is a client-go SharedIndexInformer under test.
+type benchClientGo struct {
+	Informer cache.SharedIndexInformer
+	// Typed is the typed view of Informer for clientgo-typed, else nil.
+	Typed  cache.TypedSharedIndexInformer[*corev1.Pod]
+	stopCh chan struct{}
+	wg     sync.WaitGroup
+}
+
+// benchNewClientGo returns a client-go informer over s with the namespace
+// index (and the node index if asked), as a typed informer if typed.
+func benchNewClientGo(s benchSource, o benchCacheOptions, typed bool) (*benchClientGo, error) {
+	if err := benchCheckClientGoListWatch(); err != nil {
+		return nil, err
+	}
+	if o.StripManagedFields {
+		return nil, errors.New("the client-go variants do not strip managedFields")
+	}
+	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	if o.NodeIndex {
+		indexers[benchNodeIndex] = func(obj any) ([]string, error) {
+			return []string{obj.(*corev1.Pod).Spec.NodeName}, nil
+		}
+	}
+	inf := cache.NewSharedIndexInformerWithOptions(&cache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return s.List(), nil
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			return s.Watch(), nil
+		},
+	}, &corev1.Pod{}, cache.SharedIndexInformerOptions{ResyncPeriod: o.Resync, Indexers: indexers})
+	c := &benchClientGo{Informer: inf, stopCh: make(chan struct{})}
+	if typed {
+		c.Typed = cache.NewTypedSharedIndexInformer[*corev1.Pod](inf)
+	}
+	return c, nil
+}
+
+// AddHandler adds h as client-go users write handlers: typed functions for
+// the typed informer; functions of interface{} with type assertions, and
+// a tombstone check on delete, for the untyped one.
+func (c *benchClientGo) AddHandler(h benchHandler) (func(), error) {
+	var reg cache.ResourceEventHandlerRegistration
+	var err error
+	if c.Typed != nil {
+		reg, err = c.Typed.AddTypedEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.Pod]{
+			AddFunc:    h.add,
+			UpdateFunc: h.update,
+			DeleteFunc: func(d cache.DeletedObject[*corev1.Pod]) { h.delete(d.OptionalObj) },
+		})
+	} else {
+		reg, err = c.Informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { h.add(obj.(*corev1.Pod)) },
+			UpdateFunc: func(o, n any) { h.update(o.(*corev1.Pod), n.(*corev1.Pod)) },
+			DeleteFunc: func(obj any) {
+				if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = tomb.Obj
+				}
+				h.delete(obj.(*corev1.Pod))
+			},
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = c.Informer.RemoveEventHandler(reg) }, nil
+}
+
+// Start runs the informer.
+func (c *benchClientGo) Start() {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.Informer.Run(c.stopCh)
+	}()
+}
+
+// HasSynced reports whether the informer has synced.
+func (c *benchClientGo) HasSynced() bool { return c.Informer.HasSynced() }
+
+// Stop stops the informer and waits for Run to return.
+func (c *benchClientGo) Stop() {
+	close(c.stopCh)
+	c.wg.Wait()
+}
+
+// benchInformers is our informer under test.
+type benchInformers struct {
+	Informer *informers.SharedInformer[*corev1.Pod]
+	// Nodes is the node index, if asked for.
+	Nodes  *informers.Index[*corev1.Pod]
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// benchNewInformers returns our informer over s, listing and watching (watch-
+// list streaming off, as for client-go).
+func benchNewInformers(s benchSource, o benchCacheOptions) (*benchInformers, error) {
+	lw := informers.NewListWatch[*corev1.Pod](
+		func(context.Context, metav1.ListOptions) (*corev1.PodList, error) { return s.List(), nil },
+		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return s.Watch(), nil },
+	)
+	lw.DisableWatchList = true
+	opts := informers.Options[*corev1.Pod]{ResyncPeriod: o.Resync}
+	if o.StripManagedFields {
+		opts.Transform = informers.StripManagedFields[*corev1.Pod]()
+	}
+	inf, err := informers.NewInformer(lw, opts)
+	if err != nil {
+		return nil, err
+	}
+	c := &benchInformers{Informer: inf}
+	if o.NodeIndex {
+		c.Nodes, err = inf.AddIndex(benchNodeIndex, func(p *corev1.Pod) []string { return []string{p.Spec.NodeName} })
+		if err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// AddHandler adds h through HandlerFuncs.
+func (c *benchInformers) AddHandler(h benchHandler) (func(), error) {
+	reg, err := c.Informer.AddHandler(informers.HandlerFuncs[*corev1.Pod]{
+		OnAdd:    func(p *corev1.Pod, _ bool) { h.add(p) },
+		OnUpdate: h.update,
+		OnDelete: func(d informers.Deleted[*corev1.Pod]) { h.delete(d.Object) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	return reg.Remove, nil
+}
+
+// Start runs the informer.
+func (c *benchInformers) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel, c.done = cancel, make(chan error, 1)
+	go func() { c.done <- c.Informer.Run(ctx) }()
+}
+
+// HasSynced reports whether the informer has synced.
+func (c *benchInformers) HasSynced() bool { return c.Informer.HasSynced() }
+
+// Stop stops the informer and waits for Run to return.
+func (c *benchInformers) Stop() {
+	c.cancel()
+	if err := <-c.done; err != nil {
+		panic(fmt.Sprintf("benchfixtures: informer: %v", err))
+	}
+}
+
+// benchFloorCache is the least work an informer can do: one goroutine lists
+// into a bf.Floor, then applies each watch event to it and calls the handlers
+// directly. It does not relist, resync, or protect handlers from each
+// other; it is a lower bound, not an alternative.
+type benchFloorCache struct {
+	*bf.Floor
+	src      benchSource
+	handlers []benchHandler
+	synced   atomic.Bool
+	watcher  chan watch.Interface
+	done     chan struct{}
+}
+
+// benchNewFloorCache returns a floor cache over s.
+func benchNewFloorCache(s benchSource, o benchCacheOptions) *benchFloorCache {
+	return &benchFloorCache{Floor: bf.NewFloor(o.NodeIndex), src: s, watcher: make(chan watch.Interface, 1), done: make(chan struct{})}
+}
+
+// AddHandler adds h; it must be called before Start, and cannot be
+// removed.
+func (f *benchFloorCache) AddHandler(h benchHandler) (func(), error) {
+	f.handlers = append(f.handlers, h)
+	return func() {}, nil
+}
+
+// Start lists, then watches on a goroutine of its own.
+func (f *benchFloorCache) Start() {
+	go func() {
+		defer close(f.done)
+		list := f.src.List()
+		for i := range list.Items {
+			p := &list.Items[i]
+			f.Put(p)
+			for _, h := range f.handlers {
+				h.add(p)
+			}
+		}
+		w := f.src.Watch()
+		f.watcher <- w
+		f.synced.Store(true)
+		for ev := range w.ResultChan() {
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			switch ev.Type {
+			case watch.Added, watch.Modified:
+				old := f.Put(p)
+				for _, h := range f.handlers {
+					if old != nil {
+						h.update(old, p)
+					} else {
+						h.add(p)
+					}
+				}
+			case watch.Deleted:
+				if f.Delete(p) != nil {
+					for _, h := range f.handlers {
+						h.delete(p)
+					}
+				}
+			}
+		}
+	}()
+}
+
+// HasSynced reports whether the list is in.
+func (f *benchFloorCache) HasSynced() bool { return f.synced.Load() }
+
+// Stop stops the watch and waits for the goroutine; the cache must have
+// synced.
+func (f *benchFloorCache) Stop() {
+	(<-f.watcher).Stop()
+	<-f.done
+}

@@ -1,0 +1,933 @@
+// Side-by-side benchmarks of this library and client-go v0.37.2, run in one
+// `go test -bench` so that every figure is a ratio on one machine at one
+// time (see BENCHMARKS.md and `make bench`). They only run with -bench.
+//
+// Sub-benchmarks are named <Scenario>/<params>/impl=<impl>, where impl is
+//
+//	clientgo         client-go's SharedIndexInformer, untyped handlers and
+//	                 readers (cache.ListAllByNamespace, Indexer.ByIndex...)
+//	clientgo-typed   the same informer through client-go's typed wrappers:
+//	                 cache.NewTypedSharedIndexInformer,
+//	                 TypedResourceEventHandlerFuncs, and the generated
+//	                 listers built on listers.ResourceIndexer
+//	informers        ours, reading through slices (Lister.List, Index.List)
+//	informers-iter   ours, reading through iterators (All, Select)
+//	informers-strip  ours with the StripManagedFields transform
+//	floor            the least work possible: a map and a namespace (and
+//	                 node) index under one mutex, handlers called directly
+//	                 on the watch goroutine (internal/benchfixtures.Floor)
+//
+// Fairness rules:
+//
+//   - Same protocol. client-go v0.37.2 streams its initial state with
+//     watch-list by default (the WatchListClient feature gate), and an
+//     informer over a fake watcher that never sends the initial-events-end
+//     bookmark would wait forever. So client-go runs with the gate off:
+//     init below sets KUBE_FEATURE_WatchListClient=false before client-go
+//     first reads its gates (it reads the environment once, lazily), and
+//     every client-go informer is built through
+//     benchNewClientGo, which fails if the gate is still on. Ours
+//     gets ListWatch.DisableWatchList. Both list, then watch the same kind
+//     of fake watcher. The setting holds for the whole test binary.
+//   - Same objects. Every implementation lists from the same Source
+//     (benchSource, fixtures in internal/benchfixtures): the same list function returning fresh
+//     objects and the same pre-built watch events.
+//   - Same handler work. Handlers are written once (benchHandler)
+//     and adapted to each API; client-go's untyped adapter does the type
+//     assertions (and tombstone check) its users must write.
+//   - Same indexes and resync: the namespace index everywhere, a node index
+//     where queried; resync off, except ReadWrite, which keeps client-go's
+//     60s (it never fires within a run).
+//   - The fixture stays out of the measurement where it can: Update and
+//     SlowHandler send pre-built objects through buffered fake watchers;
+//     Relist starts its clock when the list function returns. InitialSync
+//     counts making the fresh list (as a decoder would) for every
+//     implementation alike: that is the job the floor is measured on.
+//     ReadWrite copies client-go's BenchmarkSharedIndexInformer exactly,
+//     fixture included, so that its figures compare with client-go's own.
+//   - EndToEnd (opt-in) uses a real kube-apiserver: both sides get the same
+//     protobuf clientset; ours is shown both as users get it (watch-list
+//     streaming) and with list and watch like client-go.
+//   - Memory: peak-MB is the highest heap (live objects and garbage not yet
+//     collected, runtime/metrics /memory/classes/heap/objects:bytes,
+//     sampled every millisecond) above the heap before the operation;
+//     retained-MB is the heap after two collections with the cache still
+//     alive, above the same baseline.
+package informers_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	k8srand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/watch"
+	kinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubetyped/informers"
+	bf "github.com/kubetyped/informers/internal/benchfixtures"
+	"github.com/kubetyped/informers/internal/testenv"
+)
+
+func init() {
+	// client-go reads KUBE_FEATURE_* once, on the first gate check, which
+	// comes later than this; benchNewClientGo checks it worked.
+	os.Setenv("KUBE_FEATURE_WatchListClient", "false")
+}
+
+// benchSpread is how realistic pods spread: 50 namespaces over 500 nodes.
+var benchSpread = bf.PodOptions{Namespaces: 50, Nodes: 500, Seed: 1}
+
+var (
+	benchListsMu sync.Mutex
+	benchLists   = map[string]*bf.PodList{}
+)
+
+// benchPods returns the shared list of count realistic pods.
+func benchPods(count int, managedFields bool) *bf.PodList {
+	benchListsMu.Lock()
+	defer benchListsMu.Unlock()
+	key := fmt.Sprint(count, managedFields)
+	if l := benchLists[key]; l != nil {
+		return l
+	}
+	o := benchSpread
+	o.ManagedFields = managedFields
+	l := bf.NewPodList(count, o)
+	benchLists[key] = l
+	return l
+}
+
+// benchEvents returns two modified versions of every pod of l, events[v][i]
+// for v in 0 and 1, so that a benchmark can alternate them and every event
+// is a change.
+func benchEvents(l *bf.PodList) [2][]*corev1.Pod {
+	var ev [2][]*corev1.Pod
+	for v := range ev {
+		ev[v] = make([]*corev1.Pod, l.Len())
+		for i := range ev[v] {
+			ev[v][i] = bf.Modified(l.Pod(i), 1_000_000*(v+1)+i)
+		}
+	}
+	return ev
+}
+
+// benchStart builds a cache of impl over src, adds handlers, starts it and
+// waits until it has synced. The caller stops it.
+func benchStart(b *testing.B, impl benchImpl, src benchSource, o benchCacheOptions, handlers ...benchHandler) benchCache {
+	b.Helper()
+	c, err := impl.New(src, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, h := range handlers {
+		if _, err := c.AddHandler(h); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c.Start()
+	benchWait(b, c.HasSynced)
+	return c
+}
+
+// benchWait waits until cond holds, checking every 50µs: often enough to
+// add nothing measurable to runs of a second, seldom enough to leave the
+// CPU to what is measured.
+func benchWait(b *testing.B, cond func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatal("timed out waiting")
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// benchCounter is a counter on a cache line of its own, one per handler.
+type benchCounter struct {
+	atomic.Int64
+	_ [56]byte
+}
+
+// staticWatch returns a Source watch function that always returns w.
+func staticWatch(w watch.Interface) func() watch.Interface {
+	return func() watch.Interface { return w }
+}
+
+// idleWatch is a Source watch function for caches that are only read.
+func idleWatch() watch.Interface { return watch.NewFakeWithChanSize(1, false) }
+
+// BenchmarkUpdate measures the event pipeline: a pre-built update sent
+// through a buffered fake watch, applied to the cache, delivered to every
+// handler. One op is one event; the loop waits, timed, until every handler
+// has seen every event, so ns/op is the pipeline's throughput and allocs/op
+// and B/op are per event.
+func BenchmarkUpdate(b *testing.B) {
+	const count = 10_000
+	pods := benchPods(count, false)
+	events := benchEvents(pods)
+	for _, handlers := range []int{1, 8} {
+		for _, impl := range []benchImpl{benchClientGoImpl, benchClientGoTypedImpl, benchInformersImpl, benchFloorImpl} {
+			b.Run(fmt.Sprintf("pods=%d/handlers=%d/impl=%s", count, handlers, impl.Name), func(b *testing.B) {
+				benchUpdate(b, impl, pods, events, handlers)
+			})
+		}
+	}
+}
+
+func benchUpdate(b *testing.B, impl benchImpl, pods *bf.PodList, events [2][]*corev1.Pod, handlers int) {
+	w := watch.NewFakeWithChanSize(1024, false)
+	adds := make([]benchCounter, handlers)
+	updates := make([]benchCounter, handlers)
+	hs := make([]benchHandler, handlers)
+	for i := range hs {
+		hs[i] = benchHandler{
+			Add:    func(*corev1.Pod) { adds[i].Add(1) },
+			Update: func(_, _ *corev1.Pod) { updates[i].Add(1) },
+		}
+	}
+	c := benchStart(b, impl, benchSource{List: pods.Fresh, Watch: staticWatch(w)}, benchCacheOptions{}, hs...)
+	defer c.Stop()
+	caughtUp := func(counters []benchCounter, n int64) func() bool {
+		return func() bool {
+			for i := range counters {
+				if counters[i].Load() < n {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	benchWait(b, caughtUp(adds, int64(pods.Len())))
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	version := make([]uint8, pods.Len())
+	b.ReportAllocs()
+	for b.Loop() {
+		k := rng.IntN(len(version))
+		w.Modify(events[version[k]][k])
+		version[k] ^= 1
+	}
+	b.StartTimer() // the events still in flight are part of the work
+	benchWait(b, caughtUp(updates, int64(b.N)))
+	b.StopTimer()
+}
+
+// benchReader is one way of reading a namespace, for ReadWrite: an
+// implementation and how its users list a namespace.
+type benchReader struct {
+	name string
+	impl benchImpl
+	// reader returns a function that lists a namespace and returns how
+	// many objects it saw.
+	reader func(benchCache) func(ns string) int
+}
+
+var benchReaders = []benchReader{
+	{"clientgo", benchClientGoImpl, func(c benchCache) func(string) int {
+		indexer := c.(*benchClientGo).Informer.GetIndexer()
+		return func(ns string) int {
+			n := 0
+			if err := cache.ListAllByNamespace(indexer, ns, labels.Everything(), func(any) { n++ }); err != nil {
+				panic(err)
+			}
+			return n
+		}
+	}},
+	{"clientgo-typed", benchClientGoTypedImpl, func(c benchCache) func(string) int {
+		lister := corelisters.NewPodLister(c.(*benchClientGo).Informer.GetIndexer())
+		return func(ns string) int {
+			pods, err := lister.Pods(ns).List(labels.Everything())
+			if err != nil {
+				panic(err)
+			}
+			return len(pods)
+		}
+	}},
+	{"informers", benchInformersImpl, func(c benchCache) func(string) int {
+		lister := c.(*benchInformers).Informer.Lister()
+		return func(ns string) int {
+			return len(lister.Namespace(ns).List(labels.Everything()))
+		}
+	}},
+	{"informers-iter", benchInformersImpl, func(c benchCache) func(string) int {
+		lister := c.(*benchInformers).Informer.Lister()
+		return func(ns string) int {
+			n := 0
+			for range lister.Namespace(ns).All() {
+				n++
+			}
+			return n
+		}
+	}},
+	{"floor", benchFloorImpl, func(c benchCache) func(string) int {
+		floor := c.(*benchFloorCache)
+		return func(ns string) int {
+			n := 0
+			floor.EachInNamespace(ns, func(*corev1.Pod) { n++ })
+			return n
+		}
+	}},
+}
+
+// BenchmarkReadWrite is client-go's BenchmarkSharedIndexInformer
+// (tools/cache/shared_informer_bench_test.go), same grid shape and fixture:
+// minimal pods all in one namespace, updates of a random pod copied and
+// sent through a fake watch of buffer 1 with at most 10 in flight, while
+// readers list the namespace in a loop. It reports writes/s and reads/s.
+// The handler is added before Start rather than after sync, so that the
+// floor can take it too; the measured loop is the same.
+func BenchmarkReadWrite(b *testing.B) {
+	const ns = "default"
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, count := range []int{10_000, 100_000} {
+		pods := bf.MinimalPods(count, ns, rng)
+		for _, readers := range []int{0, 1, 10} {
+			for _, r := range benchReaders {
+				b.Run(fmt.Sprintf("pods=%d/readers=%d/impl=%s", count, readers, r.name), func(b *testing.B) {
+					benchReadWrite(b, r, pods, ns, readers)
+				})
+			}
+		}
+	}
+}
+
+func benchReadWrite(b *testing.B, r benchReader, pods []corev1.Pod, ns string, readers int) {
+	const queuedEvents = 10
+	w := watch.NewFakeWithChanSize(1, false)
+	var writes atomic.Int64
+	got := make(chan struct{}, queuedEvents)
+	h := benchHandler{Update: func(_, _ *corev1.Pod) {
+		writes.Add(1)
+		select {
+		case <-got:
+		default:
+		}
+	}}
+	src := benchSource{List: func() *corev1.PodList { return &corev1.PodList{Items: pods} }, Watch: staticWatch(w)}
+	c := benchStart(b, r.impl, src, benchCacheOptions{Resync: time.Minute}, h)
+	defer c.Stop()
+	pod := pods[k8srand.Intn(len(pods))]
+	w.Modify(&pod)
+	benchWait(b, func() bool { return writes.Load() > 0 })
+
+	read := r.reader(c)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var reads atomic.Int64
+	for range readers {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				read(ns)
+				reads.Add(1)
+			}
+		})
+	}
+	writes.Store(0)
+	reads.Store(0)
+	for b.Loop() {
+		pod := pods[k8srand.Intn(len(pods))]
+		w.Modify(&pod)
+		got <- struct{}{}
+	}
+	b.ReportMetric(float64(reads.Load())/b.Elapsed().Seconds(), "reads/s")
+	b.ReportMetric(float64(writes.Load())/b.Elapsed().Seconds(), "writes/s")
+	close(stop)
+	wg.Wait()
+}
+
+// benchSyncVariant is an implementation with the options it syncs with.
+type benchSyncVariant struct {
+	name string
+	impl benchImpl
+	opts benchCacheOptions
+}
+
+// BenchmarkInitialSync measures one full initial sync of realistic pods:
+// from creating the cache until it has synced and a handler has been
+// delivered every object. The list function makes fresh objects every time
+// (its cost is part of every implementation's figure). Besides ns/op it
+// reports peak-MB, retained-MB and retained-B/obj.
+func BenchmarkInitialSync(b *testing.B) {
+	for _, count := range []int{10_000, 100_000} {
+		for _, managedFields := range []bool{false, true} {
+			if managedFields && count > 10_000 {
+				continue // retained-B/obj tells the same at 10k, in a tenth of the time
+			}
+			pods := benchPods(count, managedFields)
+			variants := []benchSyncVariant{
+				{"clientgo", benchClientGoImpl, benchCacheOptions{}},
+				{"informers", benchInformersImpl, benchCacheOptions{}},
+				{"floor", benchFloorImpl, benchCacheOptions{}},
+			}
+			if managedFields {
+				variants = append(variants, benchSyncVariant{"informers-strip", benchInformersImpl, benchCacheOptions{StripManagedFields: true}})
+			}
+			for _, v := range variants {
+				b.Run(fmt.Sprintf("pods=%d/managedFields=%v/impl=%s", count, managedFields, v.name), func(b *testing.B) {
+					benchInitialSync(b, v, pods)
+				})
+			}
+		}
+	}
+}
+
+func benchInitialSync(b *testing.B, v benchSyncVariant, pods *bf.PodList) {
+	src := benchSource{List: pods.Fresh, Watch: idleWatch}
+	n := int64(pods.Len())
+	// syncOnce builds and syncs a cache, sampling the heap meanwhile.
+	syncOnce := func() (benchCache, uint64) {
+		var adds atomic.Int64
+		all := make(chan struct{})
+		h := benchHandler{Add: func(*corev1.Pod) {
+			if adds.Add(1) == n {
+				close(all)
+			}
+		}}
+		peak := bf.StartHeapPeak(time.Millisecond)
+		c := benchStart(b, v.impl, src, v.opts, h)
+		<-all
+		return c, peak.Stop()
+	}
+
+	var peakSum, retainedSum float64
+	base := bf.LiveHeap()
+	for b.Loop() {
+		c, peak := syncOnce()
+		b.StopTimer()
+		peakSum += float64(peak) - float64(base)
+		retainedSum += float64(bf.LiveHeap()) - float64(base)
+		c.Stop()
+		base = bf.LiveHeap()
+		b.StartTimer()
+	}
+	iters := float64(b.N)
+	b.ReportMetric(bf.MB(peakSum/iters), "peak-MB")
+	b.ReportMetric(bf.MB(retainedSum/iters), "retained-MB")
+	b.ReportMetric(retainedSum/iters/float64(n), "retained-B/obj")
+}
+
+// BenchmarkQuery measures reads of a synced cache of 100k realistic pods in
+// 50 namespaces on 500 nodes, with no writes: Get by key, List of one
+// namespace (2 000 pods), lookup in an index by spec.nodeName (200 pods),
+// and a label selector over all pods (matching 3 300).
+func BenchmarkQuery(b *testing.B) {
+	const count = 100_000
+	pods := benchPods(count, false)
+	opts := benchCacheOptions{NodeIndex: true}
+	src := benchSource{List: pods.Fresh, Watch: idleWatch}
+	clientGo := benchStart(b, benchClientGoImpl, src, opts).(*benchClientGo)
+	defer clientGo.Stop()
+	ours := benchStart(b, benchInformersImpl, src, opts).(*benchInformers)
+	defer ours.Stop()
+	floor := benchStart(b, benchFloorImpl, src, opts).(*benchFloorCache)
+	defer floor.Stop()
+
+	sel := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/component": "api", "team": "team-3"})
+	queries := benchQueries(pods, sel, clientGo, ours, floor)
+
+	rng := rand.New(rand.NewPCG(5, 6))
+	picks := make([]int, 4096)
+	for i := range picks {
+		picks[i] = rng.IntN(count)
+	}
+	for _, op := range []string{"get", "list-namespace", "index-node", "select-labels"} {
+		for _, q := range queries {
+			query := q.ops[op]
+			if query == nil {
+				continue
+			}
+			b.Run(fmt.Sprintf("pods=%d/op=%s/impl=%s", count, op, q.name), func(b *testing.B) {
+				if query(picks[0]) == 0 {
+					b.Fatalf("%s found nothing", op)
+				}
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					query(picks[i&(len(picks)-1)])
+					i++
+				}
+			})
+		}
+	}
+}
+
+// benchQuery is an implementation's way of doing each query: given the
+// index of a random pod, a query reads what concerns that pod (itself, its
+// namespace, its node) and returns how many objects it saw.
+type benchQuery struct {
+	name string
+	ops  map[string]func(i int) int
+}
+
+func benchQueries(pods *bf.PodList, sel labels.Selector, cg *benchClientGo, ours *benchInformers, floor *benchFloorCache) []benchQuery {
+	indexer := cg.Informer.GetIndexer()
+	typedIndexer := cache.NewTypedSharedIndexInformer[*corev1.Pod](cg.Informer).GetTypedIndexer()
+	podLister := corelisters.NewPodLister(indexer)
+	lister := ours.Informer.Lister()
+	// Queries that cannot fail panic if they do.
+	must := func(err error) {
+		if err != nil {
+			panic(err)
+		}
+	}
+	one := func(p *corev1.Pod, err error) int {
+		must(err)
+		return 1
+	}
+	length := func(objs []*corev1.Pod, err error) int {
+		must(err)
+		return len(objs)
+	}
+	// asserted is what client-go users do with []interface{}.
+	asserted := func(objs []any, err error) int {
+		must(err)
+		for _, o := range objs {
+			_ = o.(*corev1.Pod)
+		}
+		return len(objs)
+	}
+	seqLen := func(seq func(func(*corev1.Pod) bool)) int {
+		n := 0
+		for range seq {
+			n++
+		}
+		return n
+	}
+	return []benchQuery{
+		{"clientgo", map[string]func(int) int{
+			"get": func(i int) int {
+				ns, name := pods.Key(i)
+				obj, _, err := indexer.GetByKey(ns + "/" + name)
+				must(err)
+				return one(obj.(*corev1.Pod), nil)
+			},
+			"list-namespace": func(i int) int {
+				ns, _ := pods.Key(i)
+				n := 0
+				must(cache.ListAllByNamespace(indexer, ns, labels.Everything(), func(o any) { _ = o.(*corev1.Pod); n++ }))
+				return n
+			},
+			"index-node": func(i int) int { return asserted(indexer.ByIndex(benchNodeIndex, pods.Node(i))) },
+			"select-labels": func(int) int {
+				n := 0
+				must(cache.ListAll(indexer, sel, func(o any) { _ = o.(*corev1.Pod); n++ }))
+				return n
+			},
+		}},
+		{"clientgo-typed", map[string]func(int) int{
+			"get": func(i int) int {
+				ns, name := pods.Key(i)
+				return one(podLister.Pods(ns).Get(name))
+			},
+			"list-namespace": func(i int) int {
+				ns, _ := pods.Key(i)
+				return length(podLister.Pods(ns).List(labels.Everything()))
+			},
+			"index-node":    func(i int) int { return length(typedIndexer.ByTypedIndex(benchNodeIndex, pods.Node(i))) },
+			"select-labels": func(int) int { return length(podLister.List(sel)) },
+		}},
+		{"informers", map[string]func(int) int{
+			"get": func(i int) int {
+				ns, name := pods.Key(i)
+				return one(lister.Namespace(ns).Get(name))
+			},
+			"list-namespace": func(i int) int {
+				ns, _ := pods.Key(i)
+				return len(lister.Namespace(ns).List(labels.Everything()))
+			},
+			"index-node":    func(i int) int { return len(ours.Nodes.List(pods.Node(i))) },
+			"select-labels": func(int) int { return len(lister.List(sel)) },
+		}},
+		{"informers-iter", map[string]func(int) int{
+			"list-namespace": func(i int) int {
+				ns, _ := pods.Key(i)
+				return seqLen(lister.Namespace(ns).All())
+			},
+			"index-node":    func(i int) int { return seqLen(ours.Nodes.All(pods.Node(i))) },
+			"select-labels": func(int) int { return seqLen(lister.Select(sel)) },
+		}},
+		{"floor", map[string]func(int) int{
+			"get": func(i int) int {
+				p, _ := floor.Get(pods.Key(i))
+				return one(p, nil)
+			},
+			"list-namespace": func(i int) int {
+				ns, _ := pods.Key(i)
+				return len(floor.ListNamespace(ns))
+			},
+			"index-node": func(i int) int { return len(floor.ListNode(pods.Node(i))) },
+			"select-labels": func(int) int {
+				return len(floor.Select(func(p *corev1.Pod) bool { return sel.Matches(labels.Set(p.Labels)) }))
+			},
+		}},
+	}
+}
+
+// BenchmarkRelist measures a relist of 100k synced pods after the watch
+// fails with 410 Expired, when the new list holds the same objects (fresh
+// copies, same resource versions) except for changed of them. ns/op is the
+// informer's share: from the moment the list function returns to the
+// moment a handler has been delivered everything up to an event sent on
+// the new watch. Left out are the backoff before the relist (the same for
+// both) and making the fresh list, whose time varies fivefold with the
+// garbage collector's state and would drown the rest. notifications/op
+// counts the handler calls the relist caused; peak-MB is the highest heap
+// above the synced steady state during the relist, fresh list included,
+// and retained-MB the heap after the relists above the steady state.
+func BenchmarkRelist(b *testing.B) {
+	const count = 100_000
+	pods := benchPods(count, false)
+	for _, changed := range []int{0, 1} {
+		for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl} {
+			b.Run(fmt.Sprintf("pods=%d/changed=%d/impl=%s", count, changed, impl.Name), func(b *testing.B) {
+				benchRelist(b, impl, pods, changed)
+			})
+		}
+	}
+}
+
+// benchSentinelNS is the namespace of the objects that mark where a
+// benchmark's events end; handlers do not count them.
+const benchSentinelNS = "bench-sentinel"
+
+func benchSentinel(i int) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Namespace: benchSentinelNS, Name: fmt.Sprintf("sentinel-%d", i),
+		UID: "sentinel", ResourceVersion: fmt.Sprint(10_000_000 + i),
+	}}
+}
+
+func benchRelist(b *testing.B, impl benchImpl, pods *bf.PodList, changed int) {
+	lists := make(chan time.Time, 4)
+	watchers := make(chan *watch.FakeWatcher, 4)
+	listed := 0
+	src := benchSource{
+		List: func() *corev1.PodList {
+			l := pods.Fresh()
+			listed++
+			for i := range changed {
+				l.Items[i].ResourceVersion = fmt.Sprint(20_000_000 + listed)
+			}
+			lists <- time.Now()
+			return l
+		},
+		Watch: func() watch.Interface {
+			w := watch.NewFakeWithChanSize(16, false)
+			watchers <- w
+			return w
+		},
+	}
+	var adds, notifications atomic.Int64
+	sentinel := make(chan struct{}, 1)
+	count := func(p *corev1.Pod) {
+		if p.Namespace == benchSentinelNS {
+			return
+		}
+		notifications.Add(1)
+	}
+	h := benchHandler{
+		Add: func(p *corev1.Pod) {
+			if p.Namespace == benchSentinelNS {
+				sentinel <- struct{}{}
+				return
+			}
+			adds.Add(1)
+			count(p)
+		},
+		Update: func(_, p *corev1.Pod) { count(p) },
+		Delete: count,
+	}
+	c := benchStart(b, impl, src, benchCacheOptions{}, h)
+	defer c.Stop()
+	benchWait(b, func() bool { return adds.Load() == int64(pods.Len()) })
+	<-lists
+	w := <-watchers
+
+	expired := apierrors.NewResourceExpired("benchmark: resource version too old")
+	steady := bf.LiveHeap()
+	notifications.Store(0)
+	var resync time.Duration
+	var peakSum float64
+	i := 0
+	for b.Loop() {
+		peak := bf.StartHeapPeak(time.Millisecond)
+		w.Error(&expired.ErrStatus)
+		listed := <-lists
+		w = <-watchers
+		i++
+		w.Add(benchSentinel(i))
+		<-sentinel
+		resync += time.Since(listed)
+		peakSum += float64(peak.Stop()) - float64(steady)
+	}
+	iters := float64(b.N)
+	b.ReportMetric(float64(resync.Nanoseconds())/iters, "ns/op")
+	b.ReportMetric(float64(notifications.Load())/iters, "notifications/op")
+	b.ReportMetric(bf.MB(peakSum/iters), "peak-MB")
+	b.ReportMetric(bf.MB(float64(bf.LiveHeap())-float64(steady)), "retained-MB")
+}
+
+// BenchmarkRetention measures what a cache holds after half of its 100k
+// pods have been updated once through the watch, each with a new object:
+// retained-MB is the heap after collection above the heap before the cache
+// existed. An informer that keeps pointers into the items of a list keeps
+// the whole list reachable while one of its items is cached, so the
+// replaced versions stay in memory too (kubernetes#113305). ns/op is not
+// reported: an op is a sync plus 50k updates, and its time is mostly the
+// fixture's.
+func BenchmarkRetention(b *testing.B) {
+	const count, updated = 100_000, 50_000
+	pods := benchPods(count, false)
+	for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl} {
+		b.Run(fmt.Sprintf("pods=%d/updated=%d/impl=%s", count, updated, impl.Name), func(b *testing.B) {
+			benchRetention(b, impl, pods, updated)
+		})
+	}
+}
+
+func benchRetention(b *testing.B, impl benchImpl, pods *bf.PodList, updated int) {
+	var retainedSum float64
+	base := bf.LiveHeap()
+	for b.Loop() {
+		w := watch.NewFakeWithChanSize(1024, false)
+		var updates atomic.Int64
+		c := benchStart(b, impl, benchSource{List: pods.Fresh, Watch: staticWatch(w)}, benchCacheOptions{},
+			benchHandler{Update: func(_, _ *corev1.Pod) { updates.Add(1) }})
+		for i := range updated {
+			w.Modify(bf.Modified(pods.Pod(2*i), 30_000_000+i))
+		}
+		benchWait(b, func() bool { return updates.Load() == int64(updated) })
+		b.StopTimer()
+		retainedSum += float64(bf.LiveHeap()) - float64(base)
+		c.Stop()
+		base = bf.LiveHeap()
+		b.StartTimer()
+	}
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(bf.MB(retainedSum/float64(b.N)), "retained-MB")
+}
+
+// BenchmarkSlowHandler runs a handler that takes 1 ms per event beside a
+// fast one. One op is one update, sent when the fast handler has seen the
+// previous one: p50-ns and p99-ns are the fast handler's delivery latency,
+// from the send on the watch to the handler call, while the slow handler's
+// backlog grows. backlog-B/event is the heap that backlog holds per event.
+func BenchmarkSlowHandler(b *testing.B) {
+	const count = 1000
+	pods := benchPods(count, false)
+	events := benchEvents(pods)
+	for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl} {
+		b.Run(fmt.Sprintf("pods=%d/slow=1ms/impl=%s", count, impl.Name), func(b *testing.B) {
+			benchSlowHandler(b, impl, pods, events)
+		})
+	}
+}
+
+func benchSlowHandler(b *testing.B, impl benchImpl, pods *bf.PodList, events [2][]*corev1.Pod) {
+	w := watch.NewFakeWithChanSize(16, false)
+	var sentAt atomic.Int64 // when the event in flight was sent, in ns since start
+	start := time.Now()
+	latency := bf.NewHistogram(100*time.Nanosecond, 100*time.Millisecond)
+	seen := make(chan struct{}, 1)
+	var fastAdds, slowAdds, slowUpdates atomic.Int64
+	fast := benchHandler{
+		Add: func(*corev1.Pod) { fastAdds.Add(1) },
+		Update: func(_, _ *corev1.Pod) {
+			latency.Record(time.Since(start) - time.Duration(sentAt.Load()))
+			seen <- struct{}{}
+		},
+	}
+	slow := benchHandler{
+		Add: func(*corev1.Pod) { slowAdds.Add(1) },
+		Update: func(_, _ *corev1.Pod) {
+			time.Sleep(time.Millisecond)
+			slowUpdates.Add(1)
+		},
+	}
+	c, err := impl.New(benchSource{List: pods.Fresh, Watch: staticWatch(w)}, benchCacheOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	removeSlow, err := c.AddHandler(slow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.AddHandler(fast); err != nil {
+		b.Fatal(err)
+	}
+	c.Start()
+	defer c.Stop()
+	n := int64(pods.Len())
+	benchWait(b, func() bool { return c.HasSynced() && fastAdds.Load() == n && slowAdds.Load() == n })
+
+	base := bf.LiveHeap()
+	for i := 0; b.Loop(); i++ {
+		k := i % pods.Len()
+		ev := events[(i/pods.Len())&1][k]
+		sentAt.Store(int64(time.Since(start)))
+		w.Modify(ev)
+		<-seen
+	}
+	backlog := int64(b.N) - slowUpdates.Load()
+	grown := float64(bf.LiveHeap()) - float64(base)
+	removeSlow()
+	b.ReportMetric(float64(latency.Percentile(50).Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(latency.Percentile(99).Nanoseconds()), "p99-ns")
+	b.ReportMetric(float64(backlog), "backlog")
+	if backlog > 0 {
+		b.ReportMetric(grown/float64(backlog), "backlog-B/event")
+	}
+}
+
+// BenchmarkEndToEnd syncs 10k config maps from a real kube-apiserver and
+// etcd (internal/testenv), with our factory informer beside client-go's
+// generated SharedInformerFactory, both over protobuf. It runs only when
+// INFORMERS_E2E_BENCH is set: the first run builds the control plane
+// binaries (minutes), and creating the objects takes a while.
+//
+//	impl=clientgo        client-go's factory; list and watch
+//	impl=informers       our factory as users get it: watch-list streaming
+//	                     when the server serves it (kube-apiserver 1.37 does)
+//	impl=informers-list  our informer over the same typed client with
+//	                     watch-list off: the same protocol as clientgo
+func BenchmarkEndToEnd(b *testing.B) {
+	if os.Getenv("INFORMERS_E2E_BENCH") == "" {
+		b.Skip("set INFORMERS_E2E_BENCH=1 to sync from a real kube-apiserver and etcd")
+	}
+	const count = 10_000
+	env := testenv.New(b, testenv.Options{})
+	cfg := env.Config()
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cfg.QPS = -1 // no client-side rate limit
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	const ns = "bench-e2e"
+	if err := benchCreateConfigMaps(ctx, cs, ns, count); err != nil {
+		b.Fatal(err)
+	}
+
+	syncs := []struct {
+		name string
+		sync func(context.Context) error
+	}{
+		{"clientgo", func(ctx context.Context) error {
+			f := kinformers.NewSharedInformerFactoryWithOptions(cs, 0, kinformers.WithNamespace(ns))
+			inf := f.Core().V1().ConfigMaps().Informer()
+			stop := make(chan struct{})
+			f.Start(stop)
+			defer func() { close(stop); f.Shutdown() }()
+			return benchPollSynced(ctx, inf.HasSynced)
+		}},
+		{"informers", func(ctx context.Context) error {
+			f := informers.NewFactory(cs, informers.FactoryOptions{Namespace: ns})
+			informers.Informer[*corev1.ConfigMap](f)
+			ctx, cancel := context.WithCancel(ctx)
+			f.Start(ctx)
+			defer func() { cancel(); _ = f.Shutdown(context.Background()) }()
+			return f.WaitForSync(ctx)
+		}},
+		{"informers-list", func(ctx context.Context) error {
+			lw := informers.FromClient[*corev1.ConfigMap](cs.CoreV1().ConfigMaps(ns))
+			lw.DisableWatchList = true
+			inf, err := informers.NewInformer(lw, informers.Options[*corev1.ConfigMap]{})
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- inf.Run(ctx) }()
+			defer func() { cancel(); <-done }()
+			return inf.WaitForSync(ctx)
+		}},
+	}
+	for _, s := range syncs {
+		b.Run(fmt.Sprintf("configmaps=%d/impl=%s", count, s.name), func(b *testing.B) {
+			for b.Loop() {
+				if err := s.sync(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// benchCreateConfigMaps creates count config maps of about 1 KB in a new
+// namespace ns, 16 at a time.
+func benchCreateConfigMaps(ctx context.Context, cs kubernetes.Interface, ns string, count int) error {
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	value := strings.Repeat("x", 256)
+	next := make(chan int)
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := range next {
+				cm := &corev1.ConfigMap{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Labels: map[string]string{"app": fmt.Sprintf("app-%d", i%100)}},
+					Data:       map[string]string{"a": value, "b": value, "c": value},
+				}
+				if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	var err error
+feed:
+	for i := range count {
+		select {
+		case next <- i:
+		case err = <-errs:
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errs:
+		default:
+		}
+	}
+	return err
+}
+
+// benchPollSynced polls hasSynced every millisecond, as client-go's own
+// benchmark does; cache.WaitForCacheSync would poll every 100ms.
+func benchPollSynced(ctx context.Context, hasSynced func() bool) error {
+	for !hasSynced() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return nil
+}
