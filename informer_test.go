@@ -516,3 +516,50 @@ func TestListItemsAreCopiedOut(t *testing.T) {
 		assert.Equal(t, list.Items[i].Name, got.Name)
 	}
 }
+
+// Bad input costs nothing but a clear error: an event of the wrong kind is
+// reported and skipped, an undecodable stream ends the watch with an error
+// and the informer reconnects; every good event still arrives.
+func TestBadWatchEvents(t *testing.T) {
+	watches := make(chan *watch.FakeWatcher, 4)
+	var list atomic.Pointer[corev1.PodList]
+	list.Store(&corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}})
+	lw := informers.NewListWatch[*corev1.Pod](
+		func(context.Context, metav1.ListOptions) (*corev1.PodList, error) { return list.Load().DeepCopy(), nil },
+		func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			w := watch.NewFakeWithChanSize(10, false)
+			watches <- w
+			return w, nil
+		},
+	)
+	lw.DisableWatchList = true
+	errs := make(chan error, 10)
+	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Backoff: fastBackoff, OnError: func(err error) { errs <- err }})
+	require.NoError(t, err)
+	rec := &recorder{}
+	_, err = inf.AddHandler(rec)
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+	w := <-watches
+
+	w.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "wrong", ResourceVersion: "2"}})
+	good := pod("a", "good", nil)
+	good.ResourceVersion = "3"
+	w.Add(good)
+	var lwErr *informers.ListWatchError
+	require.ErrorAs(t, <-errs, &lwErr)
+	assert.Equal(t, "decode", lwErr.Op)
+	assert.Contains(t, lwErr.Error(), "*v1.ConfigMap")
+	eventually(t, func() bool { return rec.has("add a/good") }, "the good event after the bad one")
+
+	// What client-go's stream decoder sends when it cannot decode an event;
+	// the server has a new object meanwhile, which the relist finds.
+	list.Store(&corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "4"}, Items: []corev1.Pod{*good, *pod("a", "later", nil)}})
+	w.Error(&apierrors.NewInternalError(errors.New("unable to decode an event from the watch stream")).ErrStatus)
+	require.ErrorAs(t, <-errs, &lwErr)
+	assert.Equal(t, "watch", lwErr.Op)
+	assert.True(t, apierrors.IsInternalError(lwErr))
+	eventually(t, func() bool { return rec.has("add a/later") }, "the informer relisted and goes on")
+	assert.Equal(t, 2, inf.Lister().Len())
+}
