@@ -38,11 +38,14 @@ type Reflector[T Object, L List] struct {
 	log   klog.Logger
 	delay wait.DelayFunc
 
-	mu            sync.Mutex
-	lastRV        string
-	rvUnavailable bool // the last request with lastRV got 410 or "too large"
-	paginated     bool // the server paged a list at "0": its watch cache is off
-	watchList     bool
+	// Only the goroutine running Run uses these.
+	rv            string // the resource version the sink is at
+	rvUnavailable bool   // the last request with rv got 410 or "too large"
+	paginated     bool   // the server paged a list at "0": its watch cache is off
+
+	mu        sync.Mutex
+	published string // rv as of the last flush, for other goroutines
+	watchList bool
 }
 
 // New returns a reflector that feeds sink; Run starts it.
@@ -76,11 +79,12 @@ func New[T Object, L List](cfg Config[L], sink Sink[T]) *Reflector[T, L] {
 	}
 }
 
-// LastSyncResourceVersion returns the resource version the cache is at.
+// LastSyncResourceVersion returns the resource version the cache is at, as
+// of the last batch of changes applied.
 func (r *Reflector[T, L]) LastSyncResourceVersion() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.lastRV
+	return r.published
 }
 
 // UsesWatchList reports whether the next initial sync will try watch-list
@@ -123,13 +127,11 @@ func (r *Reflector[T, L]) listAndWatch(ctx context.Context) {
 func (r *Reflector[T, L]) list(ctx context.Context) bool {
 	rv := r.relistResourceVersion()
 	opts := metav1.ListOptions{ResourceVersion: rv, Limit: r.cfg.PageSize}
-	r.mu.Lock()
 	if !r.paginated && rv != "" && rv != "0" {
 		// A list at a given version is served by the watch cache only
 		// without a limit; paging would send it to etcd.
 		opts.Limit = 0
 	}
-	r.mu.Unlock()
 
 	r.sink.StartList()
 	first := true
@@ -146,7 +148,7 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 			opts = metav1.ListOptions{ResourceVersion: rv}
 			continue
 		case (IsExpired(err) || isTooLargeResourceVersion(err)) && opts.ResourceVersion != "":
-			r.setResourceVersionUnavailable(true)
+			r.rvUnavailable = true
 			rv = ""
 			opts = metav1.ListOptions{Limit: r.cfg.PageSize}
 			continue
@@ -155,9 +157,7 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 			return false
 		}
 		if first && rv == "0" && list.GetContinue() != "" {
-			r.mu.Lock()
 			r.paginated = true
-			r.mu.Unlock()
 		}
 		first = false
 		if err := r.putItems(list); err != nil {
@@ -165,9 +165,10 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 			return false
 		}
 		if list.GetContinue() == "" {
-			r.setResourceVersionUnavailable(false)
+			r.rvUnavailable = false
 			r.sink.FinishList()
 			r.setResourceVersion(list.GetResourceVersion())
+			r.publish()
 			r.cfg.OnSuccess(OpList)
 			return true
 		}
@@ -220,7 +221,7 @@ func (r *Reflector[T, L]) streamInitialEvents(ctx context.Context) watch.Interfa
 			var ended bool
 			ended, err = r.consume(ctx, w, true)
 			if ended {
-				r.setResourceVersionUnavailable(false)
+				r.rvUnavailable = false
 				r.sink.FinishList()
 				r.cfg.OnSuccess(OpWatchList)
 				r.sink.Watching()
@@ -250,7 +251,7 @@ func (r *Reflector[T, L]) streamInitialEvents(ctx context.Context) watch.Interfa
 			}
 		case IsExpired(err) || isTooLargeResourceVersion(err):
 			r.log.V(4).Info("Watch-list resource version expired", "err", err)
-			r.setResourceVersionUnavailable(true)
+			r.rvUnavailable = true
 		default:
 			r.cfg.OnError(OpWatchList, err)
 			return nil
@@ -270,7 +271,7 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 		if w == nil {
 			var err error
 			w, err = r.cfg.Watch(ctx, metav1.ListOptions{
-				ResourceVersion:     r.LastSyncResourceVersion(),
+				ResourceVersion:     r.rv,
 				TimeoutSeconds:      r.watchTimeout(),
 				AllowWatchBookmarks: true,
 			})
@@ -318,8 +319,7 @@ func (r *Reflector[T, L]) consume(ctx context.Context, w watch.Interface, initia
 	events := 0
 	// Added events of a watch from "" or "0" are synthetic and unordered:
 	// their versions are not a place to resume from.
-	rv := r.LastSyncResourceVersion()
-	propagate := !initial && rv != "" && rv != "0"
+	propagate := !initial && r.rv != "" && r.rv != "0"
 	var quiet <-chan time.Time
 	last := start
 	unflushed := 0 // changes applied since the sink's last Flush
@@ -328,64 +328,79 @@ func (r *Reflector[T, L]) consume(ctx context.Context, w watch.Interface, initia
 		defer t.Stop()
 		quiet = t.C
 	}
+	ch := w.ResultChan()
 	for {
+		var ev watch.Event
+		var open bool
 		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-quiet:
-			if time.Since(last) > watchListQuiet {
-				return false, errNoInitialEventsEnd
-			}
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				if events == 0 && time.Since(start) < time.Second {
-					return false, errShortWatch
+		case ev, open = <-ch: // an event is waiting: no need for the full select
+		default:
+			select {
+			case <-ctx.Done():
+				return false, ctx.Err()
+			case <-quiet:
+				if time.Since(last) > watchListQuiet {
+					return false, errNoInitialEventsEnd
 				}
-				return false, nil
+				continue
+			case ev, open = <-ch:
 			}
-			events++
+		}
+		if !open {
+			if events == 0 && time.Since(start) < time.Second {
+				return false, errShortWatch
+			}
+			return false, nil
+		}
+		events++
+		if initial {
 			last = time.Now()
-			if ev.Type == watch.Error {
-				return false, apierrors.FromObject(ev.Object)
+		}
+		if ev.Type == watch.Error {
+			return false, apierrors.FromObject(ev.Object)
+		}
+		obj, ok := ev.Object.(T)
+		if !ok {
+			r.cfg.OnError(OpDecode, fmt.Errorf("%s: %s watch event carries %T, want %T", r.cfg.Description, ev.Type, ev.Object, *new(T)))
+			continue
+		}
+		ended := false
+		switch ev.Type {
+		case watch.Added:
+			if initial {
+				r.sink.Put(obj, FromInitialEvents)
+			} else {
+				r.sink.Put(obj, FromAdded)
 			}
-			obj, ok := ev.Object.(T)
-			if !ok {
-				r.cfg.OnError(OpDecode, fmt.Errorf("%s: %s watch event carries %T, want %T", r.cfg.Description, ev.Type, ev.Object, *new(T)))
-				continue
+		case watch.Modified:
+			propagate = true
+			r.sink.Put(obj, FromModified)
+		case watch.Deleted:
+			propagate = true
+			r.sink.Delete(obj)
+		case watch.Bookmark:
+			propagate = true
+			ended = obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+		default:
+			r.cfg.OnError(OpDecode, fmt.Errorf("%s: unknown watch event type %q", r.cfg.Description, ev.Type))
+			continue
+		}
+		if propagate {
+			r.setResourceVersion(obj.GetResourceVersion())
+		}
+		// Flush when the next event is not already waiting, or after a long
+		// run, so handlers are woken once per burst; a long run also checks
+		// ctx, which the fast path above does not.
+		if unflushed++; len(ch) == 0 || unflushed >= flushEvery {
+			r.sink.Flush()
+			r.publish()
+			unflushed = 0
+			if ctx.Err() != nil {
+				return false, ctx.Err()
 			}
-			ended := false
-			switch ev.Type {
-			case watch.Added:
-				if initial {
-					r.sink.Put(obj, FromInitialEvents)
-				} else {
-					r.sink.Put(obj, FromAdded)
-				}
-			case watch.Modified:
-				propagate = true
-				r.sink.Put(obj, FromModified)
-			case watch.Deleted:
-				propagate = true
-				r.sink.Delete(obj)
-			case watch.Bookmark:
-				propagate = true
-				ended = obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
-			default:
-				r.cfg.OnError(OpDecode, fmt.Errorf("%s: unknown watch event type %q", r.cfg.Description, ev.Type))
-				continue
-			}
-			if propagate {
-				r.setResourceVersion(obj.GetResourceVersion())
-			}
-			// Flush when the next event is not already waiting, or after a
-			// long run, so handlers are woken once per burst.
-			if unflushed++; len(w.ResultChan()) == 0 || unflushed >= flushEvery {
-				r.sink.Flush()
-				unflushed = 0
-			}
-			if initial && ended {
-				return true, nil
-			}
+		}
+		if initial && ended {
+			return true, nil
 		}
 	}
 }
@@ -394,36 +409,29 @@ func (r *Reflector[T, L]) consume(ctx context.Context, w watch.Interface, initia
 // first, the last synced version after that, and "" (a consistent read)
 // after the last version turned out to be unavailable.
 func (r *Reflector[T, L]) relistResourceVersion() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	switch {
 	case r.rvUnavailable:
 		return ""
-	case r.lastRV == "":
+	case r.rv == "":
 		return "0"
 	}
-	return r.lastRV
+	return r.rv
 }
 
 // rewatchResourceVersion is the version to stream initial events from.
 func (r *Reflector[T, L]) rewatchResourceVersion() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.rvUnavailable {
 		return ""
 	}
-	return r.lastRV
+	return r.rv
 }
 
-func (r *Reflector[T, L]) setResourceVersion(rv string) {
-	r.mu.Lock()
-	r.lastRV = rv
-	r.mu.Unlock()
-}
+func (r *Reflector[T, L]) setResourceVersion(rv string) { r.rv = rv }
 
-func (r *Reflector[T, L]) setResourceVersionUnavailable(v bool) {
+// publish makes the current resource version visible to other goroutines.
+func (r *Reflector[T, L]) publish() {
 	r.mu.Lock()
-	r.rvUnavailable = v
+	r.published = r.rv
 	r.mu.Unlock()
 }
 
