@@ -563,3 +563,17 @@ func TestBadWatchEvents(t *testing.T) {
 	eventually(t, func() bool { return rec.has("add a/later") }, "the informer relisted and goes on")
 	assert.Equal(t, 2, inf.Lister().Len())
 }
+
+// A handler removed before the informer ever ran is done at once.
+func TestRemoveHandlerBeforeRun(t *testing.T) {
+	inf, err := informers.NewInformer(newPodSource().ListWatch(""), informers.Options[*corev1.Pod]{})
+	require.NoError(t, err)
+	reg, err := inf.AddHandler(&recorder{})
+	require.NoError(t, err)
+	reg.Remove()
+	select {
+	case <-reg.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Done never closed")
+	}
+}

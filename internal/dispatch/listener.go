@@ -146,13 +146,14 @@ func (l *Listener[T]) Stop() {
 	if l.stopped.Swap(true) {
 		return
 	}
+	if !l.started.Load() {
+		// Run never started, and will not deliver if it does.
+		l.doneOnce.Do(func() { close(l.done) })
+	}
 	l.backlog.Add(-int64(len(l.pending)))
 	clear(l.pending)
 	l.pending = l.pending[:0]
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
+	l.Wake()
 }
 
 // Stopped reports whether Stop was called.

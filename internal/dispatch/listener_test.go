@@ -1,0 +1,206 @@
+package dispatch
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// run starts l and stops it at the end of the test.
+func run(t *testing.T, l *Listener[int]) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	go l.Run(ctx)
+	t.Cleanup(func() {
+		cancel()
+		<-l.Done()
+	})
+}
+
+type sink struct {
+	mu  sync.Mutex
+	got []int
+}
+
+func (s *sink) deliver(n Notification[int]) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got = append(s.got, n.New)
+}
+
+func (s *sink) values() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.got...)
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	require.Eventually(t, cond, 10*time.Second, time.Millisecond)
+}
+
+func TestDeliversInOrder(t *testing.T) {
+	s := &sink{}
+	l := New(Config[int]{Deliver: s.deliver})
+	run(t, l)
+	var want []int
+	for i := range 10_000 {
+		if i%100 == 0 {
+			// Queue without waking, then wake: a burst.
+			for j := range 10 {
+				if l.Queue(Notification[int]{Kind: Add, New: i*10 + j}) {
+					defer l.Wake()
+				}
+				want = append(want, i*10+j)
+			}
+			l.Wake()
+			continue
+		}
+		l.Push(Notification[int]{Kind: Add, New: i * 10})
+		want = append(want, i*10)
+	}
+	waitFor(t, func() bool { return len(s.values()) == len(want) })
+	assert.Equal(t, want, s.values())
+	waitFor(t, func() bool { return l.Backlog() == 0 })
+}
+
+func TestSyncedMarker(t *testing.T) {
+	block := make(chan struct{})
+	l := New(Config[int]{Deliver: func(Notification[int]) { <-block }})
+	run(t, l)
+	l.Push(Notification[int]{Kind: Add, New: 1})
+	l.Push(Notification[int]{Kind: Synced})
+	assert.False(t, l.HasSynced(), "the add before the marker is not delivered yet")
+	close(block)
+	select {
+	case <-l.Synced():
+	case <-time.After(10 * time.Second):
+		t.Fatal("never synced")
+	}
+	assert.True(t, l.HasSynced())
+}
+
+func TestStopDropsQueueAndEnds(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	calls := 0
+	l := New(Config[int]{Deliver: func(Notification[int]) {
+		calls++
+		if calls == 1 {
+			close(entered)
+			<-release
+		}
+	}})
+	run(t, l)
+	for i := range 100 {
+		l.Push(Notification[int]{Kind: Add, New: i})
+	}
+	<-entered
+	assert.Equal(t, 100, l.Backlog())
+	l.Stop()
+	l.Stop() // twice is fine
+	assert.True(t, l.Stopped())
+	select {
+	case <-l.Done():
+		t.Fatal("done while a call is in progress")
+	default:
+	}
+	close(release)
+	<-l.Done()
+	assert.Equal(t, 1, calls, "nothing delivered after Stop")
+	assert.Zero(t, l.Backlog())
+	l.Push(Notification[int]{Kind: Add}) // ignored
+	assert.Zero(t, l.Backlog())
+}
+
+func TestStopBeforeRun(t *testing.T) {
+	l := New(Config[int]{Deliver: func(Notification[int]) { t.Error("delivered") }})
+	l.Push(Notification[int]{Kind: Add})
+	l.Stop()
+	<-l.Done()
+	l.Run(context.Background()) // returns at once
+}
+
+func TestPanicIsReportedAndDeliveryGoesOn(t *testing.T) {
+	s := &sink{}
+	var mu sync.Mutex
+	var panics []any
+	l := New(Config[int]{
+		Deliver: func(n Notification[int]) {
+			if n.New == 2 {
+				panic("two")
+			}
+			s.deliver(n)
+		},
+		OnPanic: func(n Notification[int], v any, stack []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			panics = append(panics, v)
+			assert.Contains(t, string(stack), "TestPanicIsReportedAndDeliveryGoesOn")
+		},
+	})
+	run(t, l)
+	for i := range 4 {
+		l.Push(Notification[int]{Kind: Add, New: i})
+	}
+	waitFor(t, func() bool { return len(s.values()) == 3 })
+	assert.Equal(t, []int{0, 1, 3}, s.values())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []any{"two"}, panics)
+}
+
+func TestResyncOnlyOnceSynced(t *testing.T) {
+	s := &sink{}
+	resyncs := make(chan struct{}, 100)
+	l := New(Config[int]{
+		Deliver: s.deliver,
+		Resync:  5 * time.Millisecond,
+		OnResync: func(l *Listener[int]) {
+			l.Push(Notification[int]{Kind: Update, New: -1})
+			select {
+			case resyncs <- struct{}{}:
+			default:
+			}
+		},
+	})
+	run(t, l)
+	// Not synced: timers fire but no resync happens.
+	l.Push(Notification[int]{Kind: Add, New: 7})
+	waitFor(t, func() bool { return len(s.values()) == 1 })
+	assert.Empty(t, resyncs)
+	l.Push(Notification[int]{Kind: Synced})
+	<-resyncs
+	waitFor(t, func() bool {
+		v := s.values()
+		return len(v) >= 2 && v[len(v)-1] == -1
+	})
+}
+
+func TestQueueGivesMemoryBack(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	entered := make(chan struct{})
+	l := New(Config[int]{Deliver: func(Notification[int]) {
+		once.Do(func() { close(entered); <-release })
+	}})
+	run(t, l)
+	l.Push(Notification[int]{Kind: Add})
+	<-entered
+	for range 100_000 {
+		l.Push(Notification[int]{Kind: Add})
+	}
+	close(release)
+	waitFor(t, func() bool { return l.Backlog() == 0 })
+	l.Push(Notification[int]{Kind: Add}) // the worker recycles the big batch
+	waitFor(t, func() bool { return l.Backlog() == 0 })
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	assert.Less(t, cap(l.pending)+cap(l.spare), shrinkAbove, "the backlog's arrays were dropped")
+}
