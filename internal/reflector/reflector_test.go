@@ -1,0 +1,178 @@
+package reflector
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// recordingSink records what the reflector tells it.
+type recordingSink struct {
+	mu     sync.Mutex
+	calls  []string
+	synced chan struct{}
+	once   sync.Once
+}
+
+func newSink() *recordingSink { return &recordingSink{synced: make(chan struct{})} }
+
+func (s *recordingSink) add(c string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, c)
+}
+func (s *recordingSink) StartList()                  { s.add("start") }
+func (s *recordingSink) Put(p *corev1.Pod, o Origin) { s.add("put " + p.Name) }
+func (s *recordingSink) Delete(p *corev1.Pod)        { s.add("delete " + p.Name) }
+func (s *recordingSink) FinishList()                 { s.add("finish") }
+func (s *recordingSink) Watching()                   { s.once.Do(func() { close(s.synced) }) }
+func (s *recordingSink) Flush()                      {}
+func (s *recordingSink) get() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.calls...)
+}
+
+func podList(rv, cont string, names ...string) *corev1.PodList {
+	l := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv, Continue: cont}}
+	for _, n := range names {
+		l.Items = append(l.Items, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: n, ResourceVersion: rv}})
+	}
+	return l
+}
+
+type listCall struct {
+	opts metav1.ListOptions
+	resp *corev1.PodList
+	err  error
+}
+
+// scripted answers list requests from a script, records them, and opens
+// fake watches.
+type scripted struct {
+	mu      sync.Mutex
+	lists   []listCall // answers, in order; the last repeats
+	seen    []metav1.ListOptions
+	watches chan *watch.FakeWatcher
+	wopts   []metav1.ListOptions
+}
+
+func (s *scripted) list(_ context.Context, opts metav1.ListOptions) (*corev1.PodList, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = append(s.seen, opts)
+	c := s.lists[0]
+	if len(s.lists) > 1 {
+		s.lists = s.lists[1:]
+	}
+	return c.resp, c.err
+}
+
+func (s *scripted) watch(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	w := watch.NewFakeWithChanSize(10, false)
+	s.mu.Lock()
+	s.wopts = append(s.wopts, opts)
+	s.mu.Unlock()
+	s.watches <- w
+	return w, nil
+}
+
+func (s *scripted) listOpts() []metav1.ListOptions {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]metav1.ListOptions(nil), s.seen...)
+}
+
+func start(t *testing.T, s *scripted, sink *recordingSink, pageSize int64) *Reflector[*corev1.Pod, *corev1.PodList] {
+	t.Helper()
+	r := New[*corev1.Pod, *corev1.PodList](Config[*corev1.PodList]{
+		Description: "pods",
+		List:        s.list,
+		Watch:       s.watch,
+		PageSize:    pageSize,
+		Backoff:     &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30},
+	}, sink)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return r
+}
+
+func TestPagesThenWatchFromListVersion(t *testing.T) {
+	s := &scripted{watches: make(chan *watch.FakeWatcher, 10), lists: []listCall{
+		{resp: podList("10", "next", "a", "b")},
+		{resp: podList("10", "", "c")},
+	}}
+	sink := newSink()
+	r := start(t, s, sink, 2)
+	<-s.watches
+	<-sink.synced
+	assert.Equal(t, []string{"start", "put a", "put b", "put c", "finish"}, sink.get())
+	opts := s.listOpts()
+	require.Len(t, opts, 2)
+	assert.Equal(t, metav1.ListOptions{ResourceVersion: "0", Limit: 2}, opts[0], "first list at 0")
+	assert.Equal(t, metav1.ListOptions{Limit: 2, Continue: "next"}, opts[1], "continuation without a version")
+	s.mu.Lock()
+	assert.Equal(t, "10", s.wopts[0].ResourceVersion)
+	assert.True(t, s.wopts[0].AllowWatchBookmarks)
+	assert.NotNil(t, s.wopts[0].TimeoutSeconds)
+	s.mu.Unlock()
+	assert.Equal(t, "10", r.LastSyncResourceVersion())
+}
+
+// After a 410 the reflector relists from the last version; if the server
+// says that version is too large (it was restored from an older backup) or
+// expired, it lists again from "", a consistent read.
+func TestRelistFallsBackToConsistentRead(t *testing.T) {
+	tooLarge := apierrors.NewTimeoutError("Too large resource version", 1)
+	tooLarge.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+	s := &scripted{watches: make(chan *watch.FakeWatcher, 10), lists: []listCall{
+		{resp: podList("10", "", "a")},
+		{err: tooLarge},
+		{resp: podList("5", "", "b")},
+	}}
+	sink := newSink()
+	r := start(t, s, sink, 0)
+	w := <-s.watches
+	<-sink.synced
+	w.Error(&apierrors.NewResourceExpired("too old").ErrStatus)
+	<-s.watches // watching again after the relist
+	opts := s.listOpts()
+	require.Len(t, opts, 3)
+	assert.Equal(t, "0", opts[0].ResourceVersion)
+	assert.Equal(t, "10", opts[1].ResourceVersion, "relist from the last version")
+	assert.Zero(t, opts[1].Limit, "served by the watch cache: no limit")
+	assert.Equal(t, "", opts[2].ResourceVersion, "then a consistent read")
+	assert.Equal(t, "5", r.LastSyncResourceVersion())
+	assert.Equal(t, []string{"start", "put a", "finish", "start", "put b", "finish"}, sink.get())
+}
+
+// A continuation that expired makes the reflector list again in one piece.
+func TestExpiredContinuation(t *testing.T) {
+	s := &scripted{watches: make(chan *watch.FakeWatcher, 10), lists: []listCall{
+		{resp: podList("10", "next", "a")},
+		{err: apierrors.NewResourceExpired("continue token expired")},
+		{resp: podList("11", "", "a", "b")},
+	}}
+	sink := newSink()
+	start(t, s, sink, 1)
+	<-s.watches
+	<-sink.synced
+	opts := s.listOpts()
+	require.Len(t, opts, 3)
+	assert.Equal(t, metav1.ListOptions{ResourceVersion: "0"}, opts[2], "in one piece")
+	assert.Equal(t, []string{"start", "put a", "put a", "put b", "finish"}, sink.get())
+}
