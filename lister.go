@@ -23,7 +23,7 @@ func (l Lister[T]) List(sel labels.Selector) []T {
 	if selectsAll(sel) {
 		return l.inf.store.AppendAll(nil)
 	}
-	return collect(l.Select(sel))
+	return l.inf.selectList(func(dst []T) []T { return l.inf.store.AppendAll(dst) }, sel)
 }
 
 // All iterates over every cached object without allocating a result.
@@ -71,7 +71,7 @@ func (l NamespaceLister[T]) List(sel labels.Selector) []T {
 	if selectsAll(sel) {
 		return l.inf.store.AppendNamespace(nil, l.ns)
 	}
-	return collect(l.Select(sel))
+	return l.inf.selectList(func(dst []T) []T { return l.inf.store.AppendNamespace(dst, l.ns) }, sel)
 }
 
 // All iterates over the namespace's objects without allocating a result.
@@ -121,6 +121,29 @@ func (i *SharedInformer[T]) iterate(fill func([]T) []T) iter.Seq[T] {
 	}
 }
 
+// selectList returns the objects fill appends to a pooled buffer whose
+// labels match sel, in a slice of their exact number: one allocation.
+func (i *SharedInformer[T]) selectList(fill func([]T) []T, sel labels.Selector) []T {
+	bp := i.buffers.Get().(*[]T)
+	buf := fill((*bp)[:0])
+	n := 0
+	for _, obj := range buf {
+		if sel.Matches(labels.Set(obj.GetLabels())) {
+			buf[n] = obj
+			n++
+		}
+	}
+	var out []T
+	if n > 0 {
+		out = make([]T, n)
+		copy(out, buf[:n])
+	}
+	clear(buf)
+	*bp = buf[:0]
+	i.buffers.Put(bp)
+	return out
+}
+
 func selectsAll(sel labels.Selector) bool { return sel == nil || sel.Empty() }
 
 // filter yields the objects of seq whose labels match sel.
@@ -135,13 +158,4 @@ func filter[T Object](seq iter.Seq[T], sel labels.Selector) iter.Seq[T] {
 			}
 		}
 	}
-}
-
-// collect gathers seq into a slice, nil if empty.
-func collect[T any](seq iter.Seq[T]) []T {
-	var out []T
-	for v := range seq {
-		out = append(out, v)
-	}
-	return out
 }
