@@ -139,8 +139,8 @@ type runner interface {
 	UsesWatchList() bool
 }
 
-// NewInformer returns an informer over lw. It fails only if an index name
-// in opts is invalid.
+// NewInformer returns an informer over lw; Run runs it. It fails if lw lacks
+// its functions or an index name in opts is taken.
 func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*SharedInformer[T], error) {
 	if lw == nil || lw.ListFunc == nil || lw.WatchFunc == nil {
 		return nil, fmt.Errorf("informers: NewInformer[%T]: ListWatch needs ListFunc and WatchFunc", *new(T))

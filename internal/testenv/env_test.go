@@ -172,7 +172,12 @@ func TestCompact(t *testing.T) {
 		assert.True(t, isGone(err), "want 410 Gone, got %v", err)
 	})
 	t.Run("uncached watch from the current version works", func(t *testing.T) {
-		w, err := cs.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: cm.ResourceVersion})
+		// The pod updates came after the configmap's, so its own version
+		// may precede the compacted revision; a quorum list returns the
+		// store's current one.
+		list, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		w, err := cs.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 		require.NoError(t, err)
 		defer w.Stop()
 		cm.Data = map[string]string{"after": "compaction"}
