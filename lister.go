@@ -18,7 +18,8 @@ type Lister[T Object] struct {
 
 // List returns the objects whose labels match sel; nil matches everything.
 // Unlike client-go's listers it returns no error: reading the cache cannot
-// fail.
+// fail. It allocates the result; a reader in a hot loop should range over
+// All or Select, which do not.
 func (l Lister[T]) List(sel labels.Selector) []T {
 	if selectsAll(sel) {
 		return l.inf.store.AppendAll(nil)
