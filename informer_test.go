@@ -356,6 +356,7 @@ func TestWaitForSyncDeadline(t *testing.T) {
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	require.NoError(t, err)
 	run(t, inf)
+	eventually(t, func() bool { return inf.LastError() != nil }, "the list failed")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	err = inf.WaitForSync(ctx)
