@@ -1,5 +1,12 @@
 package store
 
+// item is a key's value in the store's map: the object beside its entry, so
+// a Get reads the object without chasing the entry.
+type item[T any] struct {
+	obj T
+	e   *entry[T]
+}
+
 // entry is one cached object and the buckets it sits in.
 // slots[0] is the all-objects bucket, slots[1] the namespace bucket, and the
 // rest are the custom index buckets, grouped by index in no fixed order.

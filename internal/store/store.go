@@ -33,7 +33,7 @@ func KeyOf(obj metav1.Object) Key {
 // sees the next one.
 type Store[T metav1.Object] struct {
 	mu      sync.RWMutex
-	items   map[Key]*entry[T]
+	items   map[Key]item[T]
 	all     *bucket[T]
 	byNS    map[string]*bucket[T]
 	indexes []*index[T]
@@ -42,7 +42,7 @@ type Store[T metav1.Object] struct {
 // New returns an empty store.
 func New[T metav1.Object]() *Store[T] {
 	return &Store[T]{
-		items: make(map[Key]*entry[T]),
+		items: make(map[Key]item[T]),
 		all:   &bucket[T]{},
 		byNS:  make(map[string]*bucket[T]),
 	}
@@ -64,12 +64,12 @@ func (s *Store[T]) AddIndex(name string, fn IndexFunc[T]) error {
 	ix := &index[T]{name: name, fn: fn, buckets: make(map[string]*bucket[T])}
 	s.indexes = append(s.indexes, ix)
 	var errs []error
-	for key, e := range s.items {
-		vals, err := ix.values(e.obj, key)
+	for key, it := range s.items {
+		vals, err := ix.values(it.obj, key)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		ix.add(e, vals)
+		ix.add(it.e, vals)
 	}
 	return errors.Join(errs...)
 }
@@ -102,8 +102,8 @@ func (s *Store[T]) Get(key Key) (T, bool) {
 
 // GetLocked is Get for a caller that holds the lock.
 func (s *Store[T]) GetLocked(key Key) (T, bool) {
-	if e, ok := s.items[key]; ok {
-		return e.obj, true
+	if it, ok := s.items[key]; ok {
+		return it.obj, true
 	}
 	var zero T
 	return zero, false
@@ -205,7 +205,8 @@ func (s *Store[T]) RUnlock() { s.mu.RUnlock() }
 // object is left out of that index.
 func (s *Store[T]) PutLocked(obj T, gen uint64) (old T, existed bool, err error) {
 	key := KeyOf(obj)
-	e, existed := s.items[key]
+	it, existed := s.items[key]
+	e := it.e
 	if !existed {
 		e = &entry[T]{obj: obj, gen: gen}
 		e.slots = e.inline[:0]
@@ -218,12 +219,13 @@ func (s *Store[T]) PutLocked(obj T, gen uint64) (old T, existed bool, err error)
 			}
 			ix.add(e, vals)
 		}
-		s.items[key] = e
+		s.items[key] = item[T]{obj: obj, e: e}
 		return old, false, errors.Join(errs...)
 	}
 	old = e.obj
 	e.gen = gen
 	e.setObj(obj)
+	s.items[key] = item[T]{obj: obj, e: e}
 	if len(s.indexes) == 0 {
 		return old, true, nil
 	}
@@ -244,19 +246,20 @@ func (s *Store[T]) PutLocked(obj T, gen uint64) (old T, existed bool, err error)
 // TouchLocked marks the object under key as seen in list generation gen
 // without changing it. It reports whether the key is stored.
 func (s *Store[T]) TouchLocked(key Key, gen uint64) bool {
-	e, ok := s.items[key]
+	it, ok := s.items[key]
 	if ok {
-		e.gen = gen
+		it.e.gen = gen
 	}
 	return ok
 }
 
 // DeleteLocked removes the object under key and returns it.
 func (s *Store[T]) DeleteLocked(key Key) (old T, existed bool) {
-	e, ok := s.items[key]
+	it, ok := s.items[key]
 	if !ok {
 		return old, false
 	}
+	e := it.e
 	delete(s.items, key)
 	s.all.remove(e.slots[0].pos)
 	ns := e.slots[1]

@@ -55,7 +55,9 @@ func checkInvariants(t *testing.T, s *Store[*corev1.Pod]) {
 	s.RLock()
 	defer s.RUnlock()
 	require.Len(t, s.all.objs, len(s.items))
-	for key, e := range s.items {
+	for key, it := range s.items {
+		e := it.e
+		require.Same(t, e.obj, it.obj, "the map's object of %s", key)
 		require.Equal(t, key, KeyOf(e.obj))
 		require.GreaterOrEqual(t, len(e.slots), fixedSlots)
 		require.Same(t, s.all, e.slots[0].b)
@@ -227,9 +229,9 @@ func checkInvariantsSkipping(t *testing.T, s *Store[*corev1.Pod]) {
 	t.Helper()
 	s.RLock()
 	defer s.RUnlock()
-	for _, e := range s.items {
-		for _, sl := range e.slots {
-			require.Same(t, e, sl.b.entries[sl.pos])
+	for _, it := range s.items {
+		for _, sl := range it.e.slots {
+			require.Same(t, it.e, sl.b.entries[sl.pos])
 		}
 	}
 }
