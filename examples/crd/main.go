@@ -23,9 +23,7 @@ import (
 	"io"
 	"log"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -57,19 +55,9 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("crd: ")
 
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-	cfg, stop, err := cluster.Config(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if *duration > 0 {
-		var cancelTimeout context.CancelFunc
-		ctx, cancelTimeout = context.WithTimeout(ctx, *duration)
-		defer cancelTimeout()
-	}
-	err = run(ctx, cfg, os.Stdout, o)
-	stop()
+	err := cluster.Run(*duration, func(ctx context.Context, cfg *rest.Config) error {
+		return run(ctx, cfg, os.Stdout, o)
+	})
 	if err != nil {
 		log.Fatal(err)
 	}

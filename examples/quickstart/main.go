@@ -18,11 +18,9 @@ import (
 	"log"
 	"maps"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,20 +44,9 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("quickstart: ")
 
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-	cfg, stop, err := cluster.Config(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if *duration > 0 {
-		// The clock starts once the cluster is up: a first run builds it.
-		var cancelTimeout context.CancelFunc
-		ctx, cancelTimeout = context.WithTimeout(ctx, *duration)
-		defer cancelTimeout()
-	}
-	err = run(ctx, cfg, os.Stdout, options{Demo: *demoFlag || cluster.Local(), DemoEvery: time.Second})
-	stop()
+	err := cluster.Run(*duration, func(ctx context.Context, cfg *rest.Config) error {
+		return run(ctx, cfg, os.Stdout, options{Demo: *demoFlag || cluster.Local(), DemoEvery: time.Second})
+	})
 	if err != nil {
 		log.Fatal(err)
 	}

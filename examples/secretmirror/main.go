@@ -26,9 +26,7 @@ import (
 	"log"
 	"maps"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -68,19 +66,9 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("secretmirror: ")
 
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-	cfg, stop, err := cluster.Config(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if *duration > 0 {
-		var cancelTimeout context.CancelFunc
-		ctx, cancelTimeout = context.WithTimeout(ctx, *duration)
-		defer cancelTimeout()
-	}
-	err = run(ctx, cfg, os.Stdout, o)
-	stop()
+	err := cluster.Run(*duration, func(ctx context.Context, cfg *rest.Config) error {
+		return run(ctx, cfg, os.Stdout, o)
+	})
 	if err != nil {
 		log.Fatal(err)
 	}

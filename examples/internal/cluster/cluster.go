@@ -19,7 +19,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -75,6 +77,26 @@ func Config(ctx context.Context) (cfg *rest.Config, stop func(), err error) {
 		os.RemoveAll(dir)
 	}
 	return cfg, stop, nil
+}
+
+// Run is an example's main: it calls run with a cluster from Config and a
+// context that Ctrl-C or SIGTERM cancels, and that ends after duration if
+// it is positive (counted once the cluster is up: a first run builds it).
+// It releases the cluster when run returns, and returns run's error.
+func Run(duration time.Duration, run func(ctx context.Context, cfg *rest.Config) error) error {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	cfg, stop, err := Config(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if duration > 0 {
+		var cancelTimeout context.CancelFunc
+		ctx, cancelTimeout = context.WithTimeout(ctx, duration)
+		defer cancelTimeout()
+	}
+	return run(ctx, cfg)
 }
 
 // writeKubeconfig writes cfg as a kubeconfig file in a new temporary

@@ -20,12 +20,10 @@ import (
 	"log"
 	"maps"
 	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -59,19 +57,9 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("podcount: ")
 
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-	cfg, stop, err := cluster.Config(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if *duration > 0 {
-		var cancelTimeout context.CancelFunc
-		ctx, cancelTimeout = context.WithTimeout(ctx, *duration)
-		defer cancelTimeout()
-	}
-	err = run(ctx, cfg, os.Stdout, o)
-	stop()
+	err := cluster.Run(*duration, func(ctx context.Context, cfg *rest.Config) error {
+		return run(ctx, cfg, os.Stdout, o)
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
