@@ -3,67 +3,18 @@ package main
 import (
 	"context"
 	"io"
-	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
-	"github.com/kubetyped/informers/examples/internal/exampletest"
+	"github.com/kubetyped/informers/examples/migration/internal/podcounttest"
 	"github.com/kubetyped/informers/internal/testenv"
 )
-
-// This file is the same in ../clientgo: both versions must behave alike.
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestPodCount(t *testing.T) {
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := exampletest.Namespace(t, cs)
-	ctx := exampletest.Context(t)
-
-	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
-		return run(ctx, env.Config(), out, options{Namespace: ns, Workers: 2})
+	podcounttest.Check(t, configMapName, func(ctx context.Context, cfg *rest.Config, out io.Writer, namespace string) error {
+		return run(ctx, cfg, out, options{Namespace: namespace, Workers: 2})
 	})
-	p.Eventually(func() bool { return strings.Contains(p.Output(), "counting pods") }, "synced")
-	// says returns whether the ConfigMap has count and pods.
-	says := func(count, pods string) func() bool {
-		return func() bool {
-			cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, configMapName, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return false
-			}
-			require.NoError(t, err)
-			return cm.Data["count"] == count && cm.Data["pods"] == pods
-		}
-	}
-	createPod := func(name string) {
-		_, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
-		}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
-
-	createPod("b")
-	createPod("a")
-	p.Eventually(says("2", "a,b"), "two pods counted")
-
-	require.NoError(t, cs.CoreV1().Pods(ns).Delete(ctx, "a", metav1.DeleteOptions{}))
-	p.Eventually(says("1", "b"), "a delete counted")
-
-	require.NoError(t, cs.CoreV1().ConfigMaps(ns).Delete(ctx, configMapName, metav1.DeleteOptions{}))
-	p.Eventually(says("1", "b"), "the ConfigMap is created again")
-
-	_, err := cs.CoreV1().ConfigMaps(ns).Patch(ctx, configMapName, types.MergePatchType, []byte(`{"data":{"count":"42"}}`), metav1.PatchOptions{})
-	require.NoError(t, err)
-	p.Eventually(says("1", "b"), "a change to the ConfigMap is undone")
-
-	require.NoError(t, cs.CoreV1().Pods(ns).Delete(ctx, "b", metav1.DeleteOptions{}))
-	p.Eventually(says("0", ""), "no pods left")
 }
