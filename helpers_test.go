@@ -57,6 +57,20 @@ func run[T informers.Object](t *testing.T, inf *informers.SharedInformer[T]) con
 	return ctx
 }
 
+// startRecording runs an informer over lw with a recorder as its handler
+// and waits until it has synced.
+func startRecording[L informers.List](t *testing.T, lw *informers.ListWatch[*corev1.Pod, L], opts informers.Options[*corev1.Pod]) (*informers.SharedInformer[*corev1.Pod], *recorder) {
+	t.Helper()
+	inf, err := informers.NewInformer(lw, opts)
+	require.NoError(t, err)
+	rec := &recorder{}
+	_, err = inf.AddHandler(rec)
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+	return inf, rec
+}
+
 func waitSynced[T informers.Object](t *testing.T, inf *informers.SharedInformer[T]) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -37,14 +37,9 @@ func TestIndexFollowsChanges(t *testing.T) {
 			if !late {
 				opts.Indexers = map[string]informers.IndexFunc[*corev1.Pod]{"node": byNode}
 			}
-			inf, err := informers.NewInformer(src.ListWatch(""), opts)
-			require.NoError(t, err)
-			rec := &recorder{}
-			_, err = inf.AddHandler(rec)
-			require.NoError(t, err)
-			run(t, inf)
-			waitSynced(t, inf)
+			inf, rec := startRecording(t, src.ListWatch(""), opts)
 			var ix *informers.Index[*corev1.Pod]
+			var err error
 			if late {
 				ix, err = inf.AddIndex("node", byNode)
 				require.NoError(t, err)

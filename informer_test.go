@@ -88,13 +88,7 @@ func TestRelistAfterExpiry(t *testing.T) {
 			src := newPodSource()
 			src.RefuseWatchList(!streaming)
 			mustAdd(t, src, pod("a", "keep", nil), pod("a", "gone", nil), pod("a", "changed", nil))
-			inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-			require.NoError(t, err)
-			rec := &recorder{}
-			_, err = inf.AddHandler(rec)
-			require.NoError(t, err)
-			run(t, inf)
-			waitSynced(t, inf)
+			inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 			eventually(t, func() bool { return len(rec.get()) == 3 }, "initial adds")
 
 			// Cut the informer off, change things, and forget the history.
@@ -102,7 +96,7 @@ func TestRelistAfterExpiry(t *testing.T) {
 			src.FailList(apierrors.NewServiceUnavailable("down"))
 			src.CloseWatches()
 			eventually(t, func() bool { return inf.LastError() != nil }, "informer noticed the outage")
-			_, err = src.Delete("a", "gone")
+			_, err := src.Delete("a", "gone")
 			require.NoError(t, err)
 			_, err = src.Update(pod("a", "changed", map[string]string{"v": "2"}))
 			require.NoError(t, err)
@@ -124,17 +118,11 @@ func TestRelistRecreatedObject(t *testing.T) {
 	src := newPodSource()
 	src.RefuseWatchList(true)
 	mustAdd(t, src, pod("a", "x", nil))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-	require.NoError(t, err)
-	rec := &recorder{}
-	_, err = inf.AddHandler(rec)
-	require.NoError(t, err)
-	run(t, inf)
-	waitSynced(t, inf)
+	inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	src.FailWatch(apierrors.NewServiceUnavailable("down"))
 	src.CloseWatches()
 	eventually(t, func() bool { return inf.LastError() != nil }, "informer noticed the outage")
-	_, err = src.Delete("a", "x")
+	_, err := src.Delete("a", "x")
 	require.NoError(t, err)
 	mustAdd(t, src, pod("a", "x", nil))
 	src.Compact()
@@ -473,13 +461,7 @@ func TestWatchResumesWithoutRelist(t *testing.T) {
 	src := newPodSource()
 	src.RefuseWatchList(true)
 	mustAdd(t, src, pod("a", "x", nil))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-	require.NoError(t, err)
-	rec := &recorder{}
-	_, err = inf.AddHandler(rec)
-	require.NoError(t, err)
-	run(t, inf)
-	waitSynced(t, inf)
+	_, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	// (A watch that closes within a second without any event counts as a
 	// failing server and leads to a relist, as in client-go: each watch
 	// here gets an event first.)
@@ -535,13 +517,7 @@ func TestBadWatchEvents(t *testing.T) {
 	)
 	lw.DisableWatchList = true
 	errs := make(chan error, 10)
-	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Backoff: fastBackoff, OnError: func(err error) { errs <- err }})
-	require.NoError(t, err)
-	rec := &recorder{}
-	_, err = inf.AddHandler(rec)
-	require.NoError(t, err)
-	run(t, inf)
-	waitSynced(t, inf)
+	inf, rec := startRecording(t, lw, informers.Options[*corev1.Pod]{Backoff: fastBackoff, OnError: func(err error) { errs <- err }})
 	w := <-watches
 
 	w.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "wrong", ResourceVersion: "2"}})

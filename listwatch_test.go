@@ -21,18 +21,12 @@ func TestFromFakeClient(t *testing.T) {
 	cs := fake.NewClientset(pod("a", "x", nil), pod("b", "y", nil))
 	lw := informers.FromClient[*corev1.Pod](cs.CoreV1().Pods("a"))
 	assert.True(t, lw.DisableWatchList)
-	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-	require.NoError(t, err)
-	rec := &recorder{}
-	_, err = inf.AddHandler(rec)
-	require.NoError(t, err)
-	run(t, inf)
-	waitSynced(t, inf)
+	inf, rec := startRecording(t, lw, informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	assert.Equal(t, []string{"a/x"}, names(mustList(t, inf.Lister())), "the client's namespace only")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = cs.CoreV1().Pods("a").Create(ctx, pod("a", "z", nil), metav1.CreateOptions{})
+	_, err := cs.CoreV1().Pods("a").Create(ctx, pod("a", "z", nil), metav1.CreateOptions{})
 	require.NoError(t, err)
 	eventually(t, func() bool { return rec.has("add a/z") }, "watch event delivered")
 }
