@@ -385,16 +385,13 @@ func (i *SharedInformer[T]) removeListener(l *dispatch.Listener[T]) {
 
 // replay queues the cache's contents to l as updates: a resync.
 func (i *SharedInformer[T]) replay(l *dispatch.Listener[T]) {
-	bp := i.buffers.Get().(*[]T)
 	i.store.RLock()
-	buf := i.store.AppendAllLocked((*bp)[:0])
-	for _, obj := range buf {
-		l.Push(dispatch.Notification[T]{Kind: dispatch.Update, Old: obj, New: obj})
-	}
-	i.store.RUnlock()
-	clear(buf)
-	*bp = buf[:0]
-	i.buffers.Put(bp)
+	defer i.store.RUnlock()
+	i.withBuffer(i.store.AppendAllLocked, func(buf []T) {
+		for _, obj := range buf {
+			l.Push(dispatch.Notification[T]{Kind: dispatch.Update, Old: obj, New: obj})
+		}
+	})
 }
 
 // deliverTo turns notifications into calls of h.

@@ -107,42 +107,47 @@ func (i *SharedInformer[T]) get(ns, name string) (T, error) {
 // holding up the informer.
 func (i *SharedInformer[T]) iterate(fill func([]T) []T) iter.Seq[T] {
 	return func(yield func(T) bool) {
-		bp := i.buffers.Get().(*[]T)
-		buf := fill((*bp)[:0])
-		defer func() {
-			clear(buf)
-			*bp = buf[:0]
-			i.buffers.Put(bp)
-		}()
-		for _, obj := range buf {
-			if !yield(obj) {
-				return
+		i.withBuffer(fill, func(buf []T) {
+			for _, obj := range buf {
+				if !yield(obj) {
+					return
+				}
 			}
-		}
+		})
 	}
 }
 
 // selectList returns the objects fill appends to a pooled buffer whose
 // labels match sel, in a slice of their exact number: one allocation.
 func (i *SharedInformer[T]) selectList(fill func([]T) []T, sel labels.Selector) []T {
+	var out []T
+	i.withBuffer(fill, func(buf []T) {
+		n := 0
+		for _, obj := range buf {
+			if sel.Matches(labels.Set(obj.GetLabels())) {
+				buf[n] = obj
+				n++
+			}
+		}
+		if n > 0 {
+			out = make([]T, n)
+			copy(out, buf[:n])
+		}
+	})
+	return out
+}
+
+// withBuffer calls use with what fill appends to a buffer from the pool,
+// then clears the buffer, so that it holds no object, and returns it.
+func (i *SharedInformer[T]) withBuffer(fill func([]T) []T, use func([]T)) {
 	bp := i.buffers.Get().(*[]T)
 	buf := fill((*bp)[:0])
-	n := 0
-	for _, obj := range buf {
-		if sel.Matches(labels.Set(obj.GetLabels())) {
-			buf[n] = obj
-			n++
-		}
-	}
-	var out []T
-	if n > 0 {
-		out = make([]T, n)
-		copy(out, buf[:n])
-	}
-	clear(buf)
-	*bp = buf[:0]
-	i.buffers.Put(bp)
-	return out
+	defer func() {
+		clear(buf)
+		*bp = buf[:0]
+		i.buffers.Put(bp)
+	}()
+	use(buf)
 }
 
 func selectsAll(sel labels.Selector) bool { return sel == nil || sel.Empty() }
