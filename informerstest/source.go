@@ -38,7 +38,7 @@ type Source[T informers.Object, L informers.List] struct {
 	objects   map[types.NamespacedName]T
 	history   []change[T]
 	watchers  map[*watcher]watchFilter
-	snapshots map[string][]T // continue token -> remaining items
+	snapshots map[string]snapshot[T] // continue token -> rest of a paged list
 
 	listErr, watchErr error
 	noWatchList       bool
@@ -48,6 +48,12 @@ type Source[T informers.Object, L informers.List] struct {
 // Calls counts the requests a Source has served, failed ones included.
 type Calls struct {
 	List, Watch, WatchList int
+}
+
+// snapshot is what is left of a paged list, as of its first page's version.
+type snapshot[T any] struct {
+	rv    uint64
+	items []T
 }
 
 type change[T any] struct {
@@ -69,7 +75,7 @@ func NewSource[T informers.Object, L informers.List](resource schema.GroupResour
 		resource:  resource,
 		objects:   make(map[types.NamespacedName]T),
 		watchers:  make(map[*watcher]watchFilter),
-		snapshots: make(map[string][]T),
+		snapshots: make(map[string]snapshot[T]),
 	}
 }
 
@@ -257,13 +263,14 @@ func (s *Source[T, L]) List(ctx context.Context, ns string, opts metav1.ListOpti
 		return zero, err
 	}
 	var items []T
+	at := s.rv // every page of a list carries the version of its first
 	if opts.Continue != "" {
 		snap, ok := s.snapshots[opts.Continue]
 		if !ok {
 			return zero, s.expired()
 		}
 		delete(s.snapshots, opts.Continue)
-		items = snap
+		items, at = snap.items, snap.rv
 	} else {
 		if rv, err := parseVersion(opts.ResourceVersion); err != nil {
 			return zero, err
@@ -276,8 +283,8 @@ func (s *Source[T, L]) List(ctx context.Context, ns string, opts metav1.ListOpti
 	}
 	next := ""
 	if opts.Limit > 0 && int64(len(items)) > opts.Limit {
-		next = fmt.Sprintf("%d-%d", s.rv, len(s.snapshots)+int(s.calls.List))
-		s.snapshots[next] = items[opts.Limit:]
+		next = fmt.Sprintf("%d-%d", at, len(s.snapshots)+int(s.calls.List))
+		s.snapshots[next] = snapshot[T]{rv: at, items: items[opts.Limit:]}
 		items = items[:opts.Limit]
 	}
 	list := reflect.New(reflect.TypeFor[L]().Elem()).Interface().(L)
@@ -288,7 +295,7 @@ func (s *Source[T, L]) List(ctx context.Context, ns string, opts metav1.ListOpti
 	if err := meta.SetList(list, objs); err != nil {
 		return zero, fmt.Errorf("informerstest: building %T: %w", list, err)
 	}
-	list.SetResourceVersion(s.version())
+	list.SetResourceVersion(strconv.FormatUint(at, 10))
 	list.SetContinue(next)
 	return list, nil
 }

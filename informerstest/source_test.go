@@ -48,11 +48,14 @@ func TestSourcePaging(t *testing.T) {
 		for _, p := range l.Items {
 			got = append(got, p.Name)
 		}
+		assert.Equal(t, "5", l.ResourceVersion, "every page is at the first page's version")
 		if l.Continue == "" {
-			assert.Equal(t, "5", l.ResourceVersion)
 			break
 		}
 		opts.Continue = l.Continue
+		// Written after the first page: not in this list.
+		_, err = src.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "z" + l.Continue}})
+		require.NoError(t, err)
 	}
 	assert.Equal(t, []string{"a", "b", "c", "d", "e"}, got)
 	assert.Equal(t, 3, src.Calls().List)
