@@ -37,11 +37,14 @@ func TestRelistAfterCompaction(t *testing.T) {
 	f := informers.NewFactory(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	seen := newTracker[*corev1.ConfigMap]()
-	_, err := inf.AddHandler(seen)
+	reg, err := inf.AddHandler(seen)
 	require.NoError(t, err)
 	startFactory(t, f)
-	require.NoError(t, f.WaitForSync(ctx))
+	// The handler's registration, not the factory: the factory waits for
+	// caches, and initial adds may still be queued for the handler.
+	require.NoError(t, reg.WaitForSync(ctx))
 	before := seen.count()
+	require.Equal(t, n, before, "the initial adds")
 
 	net.Cut()
 	eventually(t, 30*time.Second, func() bool { return inf.LastError() != nil }, "the informer noticed the cut")
