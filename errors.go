@@ -52,8 +52,15 @@ func (e *NotSyncedError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns LastErr and Err, those that are set.
 func (e *NotSyncedError) Unwrap() []error {
-	return []error{e.LastErr, e.Err}
+	var errs []error
+	for _, err := range []error{e.LastErr, e.Err} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 // HandlerPanicError reports a handler that panicked. The informer recovers

@@ -51,9 +51,13 @@ type FactoryOptions struct {
 	OnError func(error)
 	// Backoff sets the delays between retries; nil means client-go's.
 	Backoff *wait.Backoff
-	// MinWatchTimeout is the shortest server-side watch timeout; 0 means 5
-	// minutes.
+	// MinWatchTimeout is the shortest server-side watch timeout, at least
+	// 5 minutes (the default).
 	MinWatchTimeout time.Duration
+	// ShutdownGracePeriod bounds how long Shutdown and Release wait for
+	// handlers to return when their context has already ended; 0 means 30
+	// seconds.
+	ShutdownGracePeriod time.Duration
 }
 
 // InformerOptions configures one informer requested from a Factory.
@@ -178,7 +182,7 @@ func Informer[T Object](f *Factory, opts ...InformerOptions[T]) *SharedInformer[
 		f.mu.Lock()
 		f.failed = append(f.failed, err)
 		f.mu.Unlock()
-		return failedInformer[T](err)
+		return newSharedInformer(Options[T]{}, err)
 	}
 	return inf
 }
@@ -198,7 +202,11 @@ func informer[T Object](f *Factory, opts []InformerOptions[T]) (*SharedInformer[
 	if err != nil {
 		return nil, err
 	}
-	key := informerKey{shape: target.shape, gvr: target.gvr, namespace: f.opts.Namespace, labels: o.LabelSelector, fieldSels: o.FieldSelector}
+	labelSel, fieldSel, err := canonicalSelectors(o.LabelSelector, o.FieldSelector)
+	if err != nil {
+		return nil, err
+	}
+	key := informerKey{shape: target.shape, gvr: target.gvr, namespace: f.opts.Namespace, labels: labelSel, fieldSels: fieldSel}
 	if o.Namespace != "" {
 		key.namespace = o.Namespace
 	}
@@ -234,7 +242,7 @@ func informer[T Object](f *Factory, opts []InformerOptions[T]) (*SharedInformer[
 		return inf, nil
 	}
 
-	lw, err := listWatchFor[T](f.api, target, key, o.LabelSelector, o.FieldSelector, f.opts.Tweak)
+	lw, err := listWatchFor[T](f.api, target, key, labelSel, fieldSel, f.opts.Tweak)
 	if err != nil {
 		return nil, err
 	}
@@ -331,9 +339,11 @@ func (f *Factory) WaitForSync(ctx context.Context) error {
 }
 
 // Release stops the informer inf, which this factory created, and frees its
-// cache: its watch ends, its handlers stop, and a later request for the
-// same informer creates a fresh one. It waits, until ctx ends, for the
-// informer's goroutines to finish.
+// cache: its watch ends, its handlers stop, its readers see an empty cache,
+// and a later request for the same informer creates a fresh one. It waits
+// until the informer's goroutines have ended, or until ctx ends; if ctx has
+// already ended, it waits up to the factory's ShutdownGracePeriod. Its
+// error then names the handlers still in a call.
 func (f *Factory) Release(ctx context.Context, inf AnyInformer) error {
 	f.mu.Lock()
 	var found *factoryEntry
@@ -349,20 +359,21 @@ func (f *Factory) Release(ctx context.Context, inf AnyInformer) error {
 		return fmt.Errorf("informers: Release: %s is not an informer of this factory", inf)
 	}
 	if found.cancel == nil { // never started
+		found.inf.stopUnstarted()
+		found.inf.free()
 		return nil
 	}
 	found.cancel()
-	select {
-	case <-found.done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("informers: Release %s: handlers still running: %w", inf, ctx.Err())
-	}
+	err := f.wait(ctx, "Release", []*factoryEntry{found})
+	found.inf.free()
+	return err
 }
 
 // Shutdown stops every informer and waits until all their goroutines have
-// ended, or ctx ends: a handler that never returns keeps its informer's
-// goroutine alive, and Shutdown then names it in its error. Informers
+// ended, or until ctx ends; if ctx has already ended when Shutdown is
+// called, as the context given to Start usually has, it waits up to the
+// factory's ShutdownGracePeriod. A handler that never returns keeps its
+// informer's goroutine alive: Shutdown's error then names it. Informers
 // cannot be requested after Shutdown.
 func (f *Factory) Shutdown(ctx context.Context) error {
 	f.mu.Lock()
@@ -372,29 +383,55 @@ func (f *Factory) Shutdown(ctx context.Context) error {
 		if e.cancel != nil {
 			e.cancel()
 			entries = append(entries, e)
+		} else {
+			e.inf.stopUnstarted()
 		}
 	}
 	f.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		f.running.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
+	return f.wait(ctx, "Shutdown", entries)
+}
+
+// wait waits until the informers of entries have stopped, or ctx ends, or,
+// if ctx has already ended, the grace period passes.
+func (f *Factory) wait(ctx context.Context, op string, entries []*factoryEntry) error {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), f.grace())
+		defer cancel()
 	}
 	var stuck []string
 	for _, e := range entries {
 		select {
 		case <-e.done:
-		default:
+			continue
+		case <-ctx.Done():
+		}
+		busy := e.inf.busyHandlers()
+		for _, h := range busy {
+			stuck = append(stuck, fmt.Sprintf("handler %s of %s", h, e.inf))
+		}
+		if len(busy) == 0 {
 			stuck = append(stuck, e.inf.String())
 		}
 	}
-	return fmt.Errorf("informers: Shutdown: handlers of %s still running: %w", strings.Join(stuck, ", "), ctx.Err())
+	if len(stuck) == 0 {
+		return nil
+	}
+	return fmt.Errorf("informers: %s: %s still running: %w", op, strings.Join(stuck, ", "), ctx.Err())
 }
+
+// grace is how long Release and Shutdown wait when their context has
+// already ended.
+func (f *Factory) grace() time.Duration {
+	if f.opts.ShutdownGracePeriod > 0 {
+		return f.opts.ShutdownGracePeriod
+	}
+	return defaultShutdownGracePeriod
+}
+
+// defaultShutdownGracePeriod is the default of
+// FactoryOptions.ShutdownGracePeriod.
+const defaultShutdownGracePeriod = 30 * time.Second
 
 // target is what a Go type resolves to.
 type target struct {

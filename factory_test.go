@@ -315,6 +315,8 @@ func TestFactoryRelease(t *testing.T) {
 	_, err = cms.AddHandler(rec)
 	require.ErrorIs(t, err, informers.ErrStopped)
 	require.Error(t, f.Release(ctx, cms), "released twice")
+	assert.Zero(t, cms.Lister().Len(), "a released cache is freed")
+	assert.False(t, cms.HasSynced())
 
 	fresh := informers.Informer[*corev1.ConfigMap](f)
 	assert.NotSame(t, cms, fresh)
@@ -398,7 +400,7 @@ func TestFactoryShutdown(t *testing.T) {
 	f := informers.NewFactory(cs)
 	pods := informers.Informer[*corev1.Pod](f)
 	release := make(chan struct{})
-	_, err := pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) { <-release }})
+	_, err := pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) { <-release }}, informers.WithName("stuck"))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -409,7 +411,7 @@ func TestFactoryShutdown(t *testing.T) {
 	defer scancel()
 	err = f.Shutdown(short)
 	require.Error(t, err, "a stuck handler keeps Shutdown waiting")
-	assert.Contains(t, err.Error(), "pods.v1")
+	assert.Contains(t, err.Error(), "handler stuck of pods.v1", "names the handler")
 	close(release)
 	long, lcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer lcancel()
@@ -446,4 +448,56 @@ func TestFactoryPerInformerOptions(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, webs, 1)
 	assert.Equal(t, fmt.Sprint(all), fmt.Sprint(again))
+}
+
+// Releasing an informer that never ran stops it all the same: its channels
+// close and it takes no more handlers.
+func TestFactoryReleaseNeverStarted(t *testing.T) {
+	f := informers.NewFactory(fake.NewClientset())
+	cms := informers.Informer[*corev1.ConfigMap](f)
+	reg, err := cms.AddHandler(&cmCounter{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, f.Release(ctx, cms))
+	<-cms.Stopped()
+	<-reg.Done()
+	_, err = cms.AddHandler(&cmCounter{})
+	require.ErrorIs(t, err, informers.ErrStopped)
+	require.NoError(t, f.Shutdown(ctx))
+}
+
+// Shutdown called with the context that Start was given, which has ended,
+// still waits for the informers' goroutines, up to the grace period.
+func TestFactoryShutdownAfterStartContextEnded(t *testing.T) {
+	cs := fake.NewClientset(&corev1.Pod{ObjectMeta: meta("a", "p")})
+	f := informers.NewFactory(cs)
+	pods := informers.Informer[*corev1.Pod](f)
+	entered, release := make(chan struct{}), make(chan struct{})
+	_, err := pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) {
+		close(entered)
+		<-release
+	}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	f.Start(ctx)
+	<-entered
+	cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- f.Shutdown(ctx) }()
+	close(release)
+	require.NoError(t, <-shut, "waited for the handler instead of giving up at once")
+	<-pods.Stopped()
+}
+
+// Equivalent spellings of a selector name one informer, one watch and one
+// cache.
+func TestFactoryCanonicalSelectors(t *testing.T) {
+	f := informers.NewFactory(fake.NewClientset())
+	a := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{LabelSelector: "app=web,tier=front", FieldSelector: "spec.nodeName=n1,status.phase=Running"})
+	b := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{LabelSelector: "tier=front, app=web", FieldSelector: "status.phase=Running,spec.nodeName=n1"})
+	c := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{LabelSelector: "tier=back,app=web"})
+	require.NoError(t, a.Err())
+	assert.Same(t, a, b)
+	assert.NotSame(t, a, c)
 }

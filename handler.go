@@ -75,15 +75,14 @@ func (f HandlerFuncs[T]) HandleDelete(d Deleted[T]) {
 type HandlerOption func(*handlerConfig)
 
 type handlerConfig struct {
-	name      string
-	resync    time.Duration
-	resyncSet bool
+	name   string
+	resync time.Duration
 }
 
 // WithResync replays the whole cache to this handler as updates every d,
 // overriding the informer's default. 0 turns resync off for the handler.
 func WithResync(d time.Duration) HandlerOption {
-	return func(c *handlerConfig) { c.resync, c.resyncSet = d, true }
+	return func(c *handlerConfig) { c.resync = d }
 }
 
 // WithName names the handler in errors and logs; the default is its Go
@@ -128,11 +127,11 @@ func (r *Registration[T]) WaitForSync(ctx context.Context) error {
 func (r *Registration[T]) Backlog() int { return r.listener.Backlog() }
 
 // Remove stops delivery to the handler: its queued events are dropped and
-// none starts after Remove returns, but one in progress runs to its end.
-// Done tells when it has.
+// no call of the handler begins after Remove returns. A call that began
+// before runs to its end; Done is closed once it has.
 func (r *Registration[T]) Remove() {
 	r.listener.Stop()
-	r.inf.removeListener(r.listener)
+	r.inf.removeHandler(r)
 }
 
 // Done is closed once the handler has been removed, or the informer has

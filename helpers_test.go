@@ -58,16 +58,19 @@ func run[T informers.Object](t *testing.T, inf *informers.SharedInformer[T]) con
 }
 
 // startRecording runs an informer over lw with a recorder as its handler
-// and waits until it has synced.
+// and waits until the recorder has received the initial state, so that a
+// test counting its events counts no initial add as a later event.
 func startRecording[L informers.List](t *testing.T, lw *informers.ListWatch[*corev1.Pod, L], opts informers.Options[*corev1.Pod]) (*informers.SharedInformer[*corev1.Pod], *recorder) {
 	t.Helper()
 	inf, err := informers.NewInformer(lw, opts)
 	require.NoError(t, err)
 	rec := &recorder{}
-	_, err = inf.AddHandler(rec)
+	reg, err := inf.AddHandler(rec)
 	require.NoError(t, err)
 	run(t, inf)
-	waitSynced(t, inf)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, reg.WaitForSync(ctx))
 	return inf, rec
 }
 

@@ -14,7 +14,7 @@ const NamespaceIndex = "namespace"
 
 // Index is a named index over an informer's cache, returned by AddIndex.
 type Index[T Object] struct {
-	inf  *SharedInformer[T]
+	r    *reader[T]
 	name string
 }
 
@@ -23,21 +23,21 @@ func (x *Index[T]) Name() string { return x.name }
 
 // List returns the objects filed under value.
 func (x *Index[T]) List(value string) []T {
-	objs, _ := x.inf.store.AppendIndex(nil, x.name, value)
+	objs, _ := x.r.store.AppendIndex(nil, x.name, value)
 	return objs
 }
 
 // All iterates over the objects filed under value without allocating a
 // result.
 func (x *Index[T]) All(value string) iter.Seq[T] {
-	return x.inf.iterate(func(dst []T) []T {
-		objs, _ := x.inf.store.AppendIndex(dst, x.name, value)
+	return x.r.iterate(func(dst []T) []T {
+		objs, _ := x.r.store.AppendIndex(dst, x.name, value)
 		return objs
 	})
 }
 
 // Values returns the values that have at least one object.
 func (x *Index[T]) Values() []string {
-	vals, _ := x.inf.store.IndexValues(x.name)
+	vals, _ := x.r.store.IndexValues(x.name)
 	return vals
 }

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,10 +62,15 @@ type Options[T Object] struct {
 	// Backoff sets the delays between retries after failures; nil means
 	// client-go's (0.8s doubling to 30s with jitter, reset after 2 minutes).
 	Backoff *wait.Backoff
-	// MinWatchTimeout is the shortest server-side watch timeout; 0 means 5
-	// minutes. Each watch asks for a random timeout up to twice it.
+	// MinWatchTimeout is the shortest server-side watch timeout, at least 5
+	// minutes, as in client-go, to spare the control plane reconnections;
+	// shorter values are raised to it. Each watch asks for a random
+	// timeout between it and twice it.
 	MinWatchTimeout time.Duration
-	// PageSize is the page size of lists; 0 means 500.
+	// PageSize, if positive, pages every list by that many objects. 0 pages
+	// by 500 the lists that the API server's watch cache cannot serve
+	// whole, and leaves a relist at a known version in one piece, so that
+	// the watch cache serves it, as client-go does.
 	PageSize int64
 }
 
@@ -79,22 +85,19 @@ type SharedInformer[T Object] struct {
 	resource schema.GroupVersionResource
 	opts     Options[T]
 	store    *store.Store[T]
-	copyOut  func(T) T // copies a list item out of its list's item array
+	reader   *reader[T]
+	writer   *writer[T]
 	newRefl  func(reflector.Sink[T], klog.Logger, func(reflector.Op, error), func(reflector.Op)) runner
-	buffers  sync.Pool // *[]T used by iterators
 
-	// Only the reflector goroutine uses these.
-	gen     uint64
-	scratch []T
-	toWake  []*dispatch.Listener[T] // handlers to wake at the next Flush
-
-	// listeners is replaced, never changed in place. It is written with
-	// the store's read lock and mu held, and read with the store's write
-	// lock held, so a handler added late gets a snapshot of the cache and
-	// every event after it, exactly once.
-	listeners atomic.Pointer[[]*dispatch.Listener[T]]
-	synced    atomic.Bool
-	syncedCh  chan struct{}
+	// handlers is replaced, never changed in place, with mu held. The
+	// writer reads it with the store's write lock held; AddHandler
+	// replaces it with the store's read lock held, so that a handler added
+	// late gets a snapshot of the cache and every event after it, exactly
+	// once. Removal needs no store lock: a removed handler is stopped and
+	// ignores what is still queued for it.
+	handlers atomic.Pointer[[]*dispatch.Listener[T]]
+	synced   atomic.Bool
+	syncedCh chan struct{}
 	// handlerSeq numbers handlers, for the default names of WithName.
 	handlerSeq atomic.Int64
 
@@ -106,6 +109,7 @@ type SharedInformer[T Object] struct {
 	stopped    chan struct{}
 	lastErr    error
 	errChanged chan struct{} // closed and replaced when lastErr changes
+	regs       []*Registration[T]
 }
 
 type runState int
@@ -127,10 +131,12 @@ type AnyInformer interface {
 	LastError() error
 	Err() error
 	Stopped() <-chan struct{}
-	sharedInformer()
-}
 
-func (i *SharedInformer[T]) sharedInformer() {}
+	// What a Factory does with informers of any type.
+	stopUnstarted()
+	free()
+	busyHandlers() []string
+}
 
 // runner is a reflector with its list type erased.
 type runner interface {
@@ -150,24 +156,17 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 			opts.Resource = gvr
 		}
 	}
-	i := &SharedInformer[T]{
-		desc:       describe[T](opts.Resource),
-		resource:   opts.Resource,
-		opts:       opts,
-		store:      store.New[T](),
-		copyOut:    shallowCopier[T](),
-		syncedCh:   make(chan struct{}),
-		stopped:    make(chan struct{}),
-		errChanged: make(chan struct{}),
-	}
-	i.buffers.New = func() any { return new([]T) }
-	i.listeners.Store(&[]*dispatch.Listener[T]{})
+	i := newSharedInformer(opts, nil)
 	for name, fn := range opts.Indexers {
 		if _, err := i.AddIndex(name, fn); err != nil {
 			return nil, err
 		}
 	}
 	lwCopy := *lw
+	minWatchTimeout := opts.MinWatchTimeout
+	if minWatchTimeout < defaultMinWatchTimeout {
+		minWatchTimeout = defaultMinWatchTimeout
+	}
 	i.newRefl = func(sink reflector.Sink[T], log klog.Logger, onErr func(reflector.Op, error), onOK func(reflector.Op)) runner {
 		return reflector.New[T, L](reflector.Config[L]{
 			Description:     i.desc,
@@ -176,7 +175,7 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 			WatchList:       !lwCopy.DisableWatchList,
 			PageSize:        opts.PageSize,
 			Backoff:         opts.Backoff,
-			MinWatchTimeout: opts.MinWatchTimeout,
+			MinWatchTimeout: minWatchTimeout,
 			OnError:         onErr,
 			OnSuccess:       onOK,
 			Logger:          log,
@@ -185,21 +184,39 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 	return i, nil
 }
 
-// failedInformer returns an informer that only reports err: what
-// Informer returns when it cannot serve T.
-func failedInformer[T Object](err error) *SharedInformer[T] {
+// defaultMinWatchTimeout is the floor of Options.MinWatchTimeout.
+const defaultMinWatchTimeout = 5 * time.Minute
+
+// newSharedInformer returns an informer that is not running, or, with
+// failed set, one that only reports failed: what a Factory returns when it
+// cannot serve T.
+func newSharedInformer[T Object](opts Options[T], failed error) *SharedInformer[T] {
 	i := &SharedInformer[T]{
-		failed:     err,
-		desc:       describe[T](schema.GroupVersionResource{}),
-		store:      store.New[T](),
+		failed:     failed,
+		desc:       describe[T](opts.Resource),
+		resource:   opts.Resource,
+		opts:       opts,
 		syncedCh:   make(chan struct{}),
 		stopped:    make(chan struct{}),
 		errChanged: make(chan struct{}),
-		state:      stopped,
 	}
-	i.buffers.New = func() any { return new([]T) }
-	i.listeners.Store(&[]*dispatch.Listener[T]{})
-	close(i.stopped)
+	i.store = store.New[T]()
+	i.reader = newReader(i.store, opts.Resource.GroupResource())
+	i.writer = &writer[T]{
+		desc:      i.desc,
+		store:     i.store,
+		handlers:  &i.handlers,
+		synced:    &i.synced,
+		syncedCh:  i.syncedCh,
+		transform: opts.Transform,
+		copyOut:   shallowCopier[T](),
+		report:    i.report,
+	}
+	i.handlers.Store(&[]*dispatch.Listener[T]{})
+	if failed != nil {
+		i.state = stopped
+		close(i.stopped)
+	}
 	return i
 }
 
@@ -216,7 +233,7 @@ func (i *SharedInformer[T]) Resource() schema.GroupVersionResource { return i.re
 func (i *SharedInformer[T]) String() string { return i.desc }
 
 // Run lists and watches until ctx ends, then waits for handler calls in
-// progress to return. It fails if the informer ran before.
+// progress to return. It fails if the informer ran or was stopped before.
 func (i *SharedInformer[T]) Run(ctx context.Context) error {
 	log := klog.FromContext(ctx).WithValues("informer", i.desc)
 	ctx = klog.NewContext(ctx, log)
@@ -226,12 +243,12 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 	i.mu.Lock()
 	if i.state != notStarted {
 		i.mu.Unlock()
-		return fmt.Errorf("informers: %s: Run called twice", i.desc)
+		return fmt.Errorf("informers: %s: Run: %w", i.desc, ErrStopped)
 	}
 	i.state = running
 	i.runCtx = ctx
-	i.refl = i.newRefl((*sink[T])(i), log, i.requestFailed, i.requestSucceeded)
-	for _, l := range *i.listeners.Load() {
+	i.refl = i.newRefl(i.writer, log, i.requestFailed, i.requestSucceeded)
+	for _, l := range *i.handlers.Load() {
 		i.startListener(l)
 	}
 	refl := i.refl
@@ -247,7 +264,8 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 	return nil
 }
 
-// Stopped is closed when Run has returned.
+// Stopped is closed when Run has returned, or when an informer that never
+// ran was released.
 func (i *SharedInformer[T]) Stopped() <-chan struct{} { return i.stopped }
 
 func (i *SharedInformer[T]) startListener(l *dispatch.Listener[T]) {
@@ -273,7 +291,7 @@ func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 	}
 	for {
 		i.mu.Lock()
-		lastErr, changed := i.lastErr, i.errChanged
+		lastErr, changed, state := i.lastErr, i.errChanged, i.state
 		i.mu.Unlock()
 		if i.HasSynced() {
 			return nil
@@ -281,10 +299,14 @@ func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 		if lastErr != nil && isPermanent(lastErr) {
 			return &NotSyncedError{Resource: i.desc, LastErr: lastErr}
 		}
+		if state == stopped {
+			return &NotSyncedError{Resource: i.desc, LastErr: lastErr, Err: ErrStopped}
+		}
 		select {
 		case <-i.syncedCh:
 			return nil
 		case <-changed:
+		case <-i.stopped:
 		case <-ctx.Done():
 			return &NotSyncedError{Resource: i.desc, LastErr: lastErr, Err: ctx.Err()}
 		}
@@ -321,7 +343,7 @@ func (i *SharedInformer[T]) UsesWatchList() bool {
 }
 
 // Lister returns a lister over the cache.
-func (i *SharedInformer[T]) Lister() Lister[T] { return Lister[T]{inf: i} }
+func (i *SharedInformer[T]) Lister() Lister[T] { return Lister[T]{r: i.reader} }
 
 // AddHandler registers h and returns its registration. A handler added
 // while the informer runs first receives the cache's current contents as
@@ -345,7 +367,7 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Re
 		OnResync: i.replay,
 	})
 
-	// The read lock keeps the reflector out while the handler joins.
+	// The read lock keeps the writer out while the handler joins.
 	i.store.RLock()
 	defer i.store.RUnlock()
 	i.mu.Lock()
@@ -353,41 +375,42 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Re
 	if i.state == stopped {
 		return nil, fmt.Errorf("informers: %s: AddHandler: %w", i.desc, ErrStopped)
 	}
-	buf := i.store.AppendAllLocked(nil)
-	for _, obj := range buf {
-		reg.listener.Push(dispatch.Notification[T]{Kind: dispatch.Add, New: obj, Flag: true})
+	for _, obj := range i.store.AppendAllLocked(nil) {
+		reg.listener.Push(dispatch.Notification[T]{Kind: dispatch.Add, New: obj, InitialList: true})
 	}
 	if i.synced.Load() {
 		reg.listener.Push(dispatch.Notification[T]{Kind: dispatch.Synced})
 	}
-	old := *i.listeners.Load()
+	old := *i.handlers.Load()
 	next := append(old[:len(old):len(old)], reg.listener)
-	i.listeners.Store(&next)
+	i.handlers.Store(&next)
+	i.regs = append(i.regs, reg)
 	if i.state == running {
 		i.startListener(reg.listener)
 	}
 	return reg, nil
 }
 
-// removeListener takes l out of the list the reflector delivers to.
-func (i *SharedInformer[T]) removeListener(l *dispatch.Listener[T]) {
+// removeHandler takes reg out of the handlers the writer delivers to.
+func (i *SharedInformer[T]) removeHandler(reg *Registration[T]) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	old := *i.listeners.Load()
+	old := *i.handlers.Load()
 	next := make([]*dispatch.Listener[T], 0, len(old))
 	for _, x := range old {
-		if x != l {
+		if x != reg.listener {
 			next = append(next, x)
 		}
 	}
-	i.listeners.Store(&next)
+	i.handlers.Store(&next)
+	i.regs = slices.DeleteFunc(i.regs, func(r *Registration[T]) bool { return r == reg })
 }
 
 // replay queues the cache's contents to l as updates: a resync.
 func (i *SharedInformer[T]) replay(l *dispatch.Listener[T]) {
 	i.store.RLock()
 	defer i.store.RUnlock()
-	i.withBuffer(i.store.AppendAllLocked, func(buf []T) {
+	i.reader.withBuffer(i.store.AppendAllLocked, func(buf []T) {
 		for _, obj := range buf {
 			l.Push(dispatch.Notification[T]{Kind: dispatch.Update, Old: obj, New: obj})
 		}
@@ -399,11 +422,11 @@ func deliverTo[T Object](h Handler[T]) func(dispatch.Notification[T]) {
 	return func(n dispatch.Notification[T]) {
 		switch n.Kind {
 		case dispatch.Add:
-			h.HandleAdd(n.New, n.Flag)
+			h.HandleAdd(n.New, n.InitialList)
 		case dispatch.Update:
 			h.HandleUpdate(n.Old, n.New)
 		case dispatch.Delete:
-			h.HandleDelete(Deleted[T]{Key: store.KeyOf(n.Old), Object: n.Old, FinalStateUnknown: n.Flag})
+			h.HandleDelete(Deleted[T]{Key: store.KeyOf(n.Old), Object: n.Old, FinalStateUnknown: n.FinalStateUnknown})
 		}
 	}
 }
@@ -413,7 +436,7 @@ func (i *SharedInformer[T]) Index(name string) (*Index[T], bool) {
 	if !i.store.HasIndex(name) {
 		return nil, false
 	}
-	return &Index[T]{inf: i, name: name}, true
+	return &Index[T]{r: i.reader, name: name}, true
 }
 
 // AddIndex adds a named index, before or after the informer starts, and
@@ -426,11 +449,11 @@ func (i *SharedInformer[T]) AddIndex(name string, fn IndexFunc[T]) (*Index[T], e
 	var ixErr *store.IndexFuncError
 	switch {
 	case errors.As(err, &ixErr):
-		i.report(i.indexError(err))
+		i.writer.reportIndexErrors(err)
 	case err != nil:
 		return nil, fmt.Errorf("informers: %s: %w", i.desc, err)
 	}
-	return &Index[T]{inf: i, name: name}, nil
+	return &Index[T]{r: i.reader, name: name}, nil
 }
 
 func (i *SharedInformer[T]) requestFailed(op reflector.Op, err error) {
@@ -466,25 +489,6 @@ func (i *SharedInformer[T]) handlerPanicked(name string, n dispatch.Notification
 	i.report(&HandlerPanicError{Resource: i.desc, Handler: name, Event: event, Key: store.KeyOf(obj), Value: v, Stack: stack})
 }
 
-// indexError turns store index panics, possibly joined, into IndexErrors.
-func (i *SharedInformer[T]) indexError(err error) error {
-	var errs []error
-	collect := func(e error) {
-		var ix *store.IndexFuncError
-		if errors.As(e, &ix) {
-			errs = append(errs, &IndexError{Resource: i.desc, Index: ix.Index, Key: ix.Key, Value: ix.Value, Stack: ix.Stack})
-		}
-	}
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range joined.Unwrap() {
-			collect(e)
-		}
-	} else {
-		collect(err)
-	}
-	return errors.Join(errs...)
-}
-
 // report hands err to OnError, or logs it.
 func (i *SharedInformer[T]) report(err error) {
 	if i.opts.OnError != nil {
@@ -503,4 +507,39 @@ func (i *SharedInformer[T]) report(err error) {
 		return
 	}
 	log.Error(err, "Informer error")
+}
+
+// stopUnstarted stops an informer that never ran: its handlers are done,
+// Stopped is closed, and Run and AddHandler fail.
+func (i *SharedInformer[T]) stopUnstarted() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.state != notStarted {
+		return
+	}
+	i.state = stopped
+	for _, reg := range i.regs {
+		reg.listener.Stop()
+	}
+	close(i.stopped)
+}
+
+// free empties the cache of a stopped informer, so that its memory can be
+// reclaimed and its readers see nothing; it no longer counts as synced.
+func (i *SharedInformer[T]) free() {
+	i.synced.Store(false)
+	i.store.Reset()
+}
+
+// busyHandlers names the handlers in a call.
+func (i *SharedInformer[T]) busyHandlers() []string {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	var names []string
+	for _, reg := range i.regs {
+		if reg.listener.InCall() {
+			names = append(names, reg.name)
+		}
+	}
+	return names
 }

@@ -8,10 +8,13 @@ package dispatch
 
 import (
 	"context"
+	"math/rand/v2"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // Kind says what a notification reports.
@@ -27,17 +30,27 @@ const (
 	Synced
 )
 
-// Notification is one event for one handler. Flag is the isInInitialList
-// flag of an Add and the final-state-unknown flag of a Delete.
+// Notification is one event for one handler.
 type Notification[T any] struct {
 	Old, New T
 	Kind     Kind
-	Flag     bool
+	// InitialList marks an Add of the informer's initial state, or of the
+	// cache's contents replayed to a handler added late.
+	InitialList bool
+	// FinalStateUnknown marks a Delete found by a relist rather than seen
+	// on the watch: Old is the last state the cache held.
+	FinalStateUnknown bool
 }
 
 // shrinkAbove is the queue capacity above which a mostly idle queue gives
 // its memory back after a backlog has been delivered.
 const shrinkAbove = 1024
+
+// The bits of Listener.state.
+const (
+	stateStopped uint32 = 1 << iota // Stop was called
+	stateInCall                     // the worker is in a call of the handler
+)
 
 // Listener queues notifications for one handler and delivers them in order
 // on its own goroutine. The zero value is not usable; call New.
@@ -47,12 +60,16 @@ type Listener[T any] struct {
 	resync  time.Duration
 	// onResync queues a replay of the cache; it runs on the worker.
 	onResync func(*Listener[T])
+	clock    clock.Clock
 
 	mu      sync.Mutex
 	pending []Notification[T]
 	spare   []Notification[T]
 	idle    bool // the worker waits on wake
-	stopped atomic.Bool
+	// state holds stateStopped and stateInCall. The worker sets
+	// stateInCall only while stateStopped is clear, with one compare and
+	// swap: so once Stop has set stateStopped, no call begins.
+	state atomic.Uint32
 
 	wake     chan struct{}
 	done     chan struct{}
@@ -73,15 +90,22 @@ type Config[T any] struct {
 	Resync time.Duration
 	// OnResync queues the replay; it is called on the worker goroutine.
 	OnResync func(*Listener[T])
+	// Clock times resyncs; nil means the real clock.
+	Clock clock.Clock
 }
 
 // New returns a listener; Run delivers its notifications.
 func New[T any](cfg Config[T]) *Listener[T] {
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
 	return &Listener[T]{
 		deliver:  cfg.Deliver,
 		onPanic:  cfg.OnPanic,
 		resync:   cfg.Resync,
 		onResync: cfg.OnResync,
+		clock:    clk,
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		synced:   make(chan struct{}),
@@ -102,15 +126,17 @@ func (l *Listener[T]) Push(n Notification[T]) {
 // worker once at the end, instead of once per notification.
 func (l *Listener[T]) Queue(n Notification[T]) (wake bool) {
 	l.mu.Lock()
-	if l.stopped.Load() {
+	if l.Stopped() {
 		l.mu.Unlock()
 		return false
 	}
 	l.pending = append(l.pending, n)
+	// Counted under the lock: the worker, which takes the batch under it,
+	// must never subtract a notification not yet added.
+	l.backlog.Add(1)
 	wake = l.idle
 	l.idle = false
 	l.mu.Unlock()
-	l.backlog.Add(1)
 	return wake
 }
 
@@ -139,11 +165,13 @@ func (l *Listener[T]) HasSynced() bool {
 // Synced is closed once the listener has delivered the initial state.
 func (l *Listener[T]) Synced() <-chan struct{} { return l.synced }
 
-// Stop drops the queue; no delivery starts after Stop returns.
+// Stop drops the queue. No call of the handler begins after Stop returns;
+// one that began before runs to its end (InCall reports it), and Done is
+// closed once it has.
 func (l *Listener[T]) Stop() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.stopped.Swap(true) {
+	if l.state.Or(stateStopped)&stateStopped != 0 {
 		return
 	}
 	if !l.started.Load() {
@@ -157,7 +185,10 @@ func (l *Listener[T]) Stop() {
 }
 
 // Stopped reports whether Stop was called.
-func (l *Listener[T]) Stopped() bool { return l.stopped.Load() }
+func (l *Listener[T]) Stopped() bool { return l.state.Load()&stateStopped != 0 }
+
+// InCall reports whether a call of the handler is in progress.
+func (l *Listener[T]) InCall() bool { return l.state.Load()&stateInCall != 0 }
 
 // Done is closed when Run has returned: no delivery is in progress and none
 // will start.
@@ -172,11 +203,11 @@ func (l *Listener[T]) Run(ctx context.Context) {
 	defer l.doneOnce.Do(func() { close(l.done) })
 	defer l.Stop()
 	var resync <-chan time.Time
-	var timer *time.Timer
+	var timer clock.Timer
 	if l.resync > 0 {
-		timer = time.NewTimer(l.resync)
+		timer = l.clock.NewTimer(jittered(l.resync))
 		defer timer.Stop()
-		resync = timer.C
+		resync = timer.C()
 	}
 	for {
 		select {
@@ -193,31 +224,51 @@ func (l *Listener[T]) Run(ctx context.Context) {
 			continue
 		}
 		for i := range batch {
-			if l.stopped.Load() {
+			if !l.enterCall() {
 				l.backlog.Add(-int64(len(batch) - i))
 				return
 			}
 			l.call(batch[i])
+			l.state.And(^stateInCall)
 			l.backlog.Add(-1)
 		}
 		l.recycle(batch)
 	}
 }
 
+// enterCall marks a call in progress, unless Stop was called.
+func (l *Listener[T]) enterCall() bool {
+	for {
+		s := l.state.Load()
+		if s&stateStopped != 0 {
+			return false
+		}
+		if l.state.CompareAndSwap(s, s|stateInCall) {
+			return true
+		}
+	}
+}
+
 // resyncNow queues a replay of the cache, once the initial state has been
 // delivered, and rearms the timer.
-func (l *Listener[T]) resyncNow(timer *time.Timer) {
+func (l *Listener[T]) resyncNow(timer clock.Timer) {
 	if l.HasSynced() {
 		l.onResync(l)
 	}
-	timer.Reset(l.resync)
+	timer.Reset(jittered(l.resync))
+}
+
+// jittered returns d shortened or lengthened by up to a tenth, so that the
+// resyncs of many handlers do not fire together.
+func jittered(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.9 + rand.Float64()/5))
 }
 
 // next waits for queued notifications and takes them all. It returns a nil
 // batch when the resync timer fires and false when the listener must end.
 func (l *Listener[T]) next(ctx context.Context, resync <-chan time.Time) ([]Notification[T], bool) {
 	l.mu.Lock()
-	for len(l.pending) == 0 && !l.stopped.Load() {
+	for len(l.pending) == 0 && !l.Stopped() {
 		l.idle = true
 		l.mu.Unlock()
 		select {
@@ -230,7 +281,7 @@ func (l *Listener[T]) next(ctx context.Context, resync <-chan time.Time) ([]Noti
 		l.mu.Lock()
 	}
 	l.idle = false
-	if l.stopped.Load() {
+	if l.Stopped() {
 		l.mu.Unlock()
 		return nil, false
 	}

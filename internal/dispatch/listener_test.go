@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -203,4 +204,29 @@ func TestQueueGivesMemoryBack(t *testing.T) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	assert.Less(t, cap(l.pending)+cap(l.spare), shrinkAbove, "the backlog's arrays were dropped")
+}
+
+// No call of the handler begins after Stop returns, however Stop races with
+// the worker; a call that began before may still be running, and InCall
+// says so until it ends.
+func TestNoCallBeginsAfterStop(t *testing.T) {
+	for range 200 {
+		var calls atomic.Int64
+		l := New(Config[int]{Deliver: func(Notification[int]) { calls.Add(1) }})
+		ctx, cancel := context.WithCancel(context.Background())
+		go l.Run(ctx)
+		for i := range 100 {
+			l.Push(Notification[int]{Kind: Add, New: i})
+		}
+		l.Stop()
+		inCall := l.InCall() // read first: a call that ends after it counted itself
+		limit := calls.Load()
+		if inCall {
+			limit++
+		}
+		<-l.Done()
+		cancel()
+		require.LessOrEqual(t, calls.Load(), limit, "a call began after Stop returned")
+		assert.False(t, l.InCall())
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // List is the constraint on list types: a runtime.Object with list metadata,
@@ -94,14 +95,21 @@ type Config[L List] struct {
 	// WatchList enables watch-list streaming (sendInitialEvents) for the
 	// initial state, falling back to list when the server refuses it.
 	WatchList bool
-	// PageSize is the list page size; 0 means 500.
+	// PageSize, if positive, pages every list by that many objects. 0 pages
+	// by 500 lists that the watch cache cannot serve whole (at "" or "0",
+	// or once a list at "0" came back paged) and does not page lists at a
+	// given version, as client-go does.
 	PageSize int64
 	// Backoff sets the retry delays after failures; nil means client-go's
 	// (0.8s doubling to 30s, jitter 1.0, reset after 2 minutes quiet).
 	Backoff *wait.Backoff
 	// MinWatchTimeout is the shortest server-side watch timeout; each watch
 	// asks for a random timeout between it and twice it. 0 means 5 minutes.
+	// It is used as given: callers enforce their own floor.
 	MinWatchTimeout time.Duration
+	// Clock tells time for backoff, timeouts and the watch-list fallback;
+	// nil means the real clock.
+	Clock clock.WithTicker
 	// OnError is told about every failed request and bad event.
 	OnError func(op Op, err error)
 	// OnSuccess is told when a list or watch request succeeds, so that a

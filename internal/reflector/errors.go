@@ -18,8 +18,13 @@ func IsExpired(err error) bool {
 	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
 }
 
+// tooLargeMessage is how servers before 1.18.6 say that a resource version
+// is newer than any they know, in the status message (before 1.17) or in a
+// cause's message (1.17.0 to 1.18.5), of a 504 Timeout.
+const tooLargeMessage = "Too large resource version"
+
 // isTooLargeResourceVersion reports whether err says the resource version
-// is newer than the server knows.
+// is newer than the server knows, in any of the forms servers have used.
 func isTooLargeResourceVersion(err error) bool {
 	if apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
 		return true
@@ -28,7 +33,15 @@ func isTooLargeResourceVersion(err error) bool {
 	if !apierrors.IsTimeout(err) || !errors.As(err, &status) {
 		return false
 	}
-	return strings.Contains(status.Status().Message, "Too large resource version")
+	st := status.Status()
+	if st.Details != nil {
+		for _, cause := range st.Details.Causes {
+			if cause.Message == tooLargeMessage {
+				return true
+			}
+		}
+	}
+	return strings.Contains(st.Message, tooLargeMessage)
 }
 
 // isRetriable reports whether a failed watch should be retried from the same

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"time"
 
@@ -26,9 +27,15 @@ const (
 	// its end bookmark; a server that ignores sendInitialEvents never sends
 	// one, so after this long the reflector falls back to list and watch.
 	watchListQuiet = 30 * time.Second
+	// shortWatch is how soon a watch may close without events before the
+	// reflector takes it for a failing server and backs off.
+	shortWatch = time.Second
 	// flushEvery bounds how many changes a burst applies before the sink
 	// is flushed, and so how long handlers can be kept waiting.
 	flushEvery = 64
+	// stopWait bounds how long stopping a watch waits for its result
+	// channel to close, that is for the goroutine decoding the stream.
+	stopWait = 10 * time.Second
 )
 
 // Reflector lists and watches one resource into a Sink.
@@ -36,6 +43,7 @@ type Reflector[T Object, L List] struct {
 	cfg   Config[L]
 	sink  Sink[T]
 	log   klog.Logger
+	clock clock.WithTicker
 	delay wait.DelayFunc
 
 	// Only the goroutine running Run uses these.
@@ -54,9 +62,6 @@ func New[T Object, L List](cfg Config[L], sink Sink[T]) *Reflector[T, L] {
 	if cfg.Backoff != nil {
 		backoff = *cfg.Backoff
 	}
-	if cfg.PageSize == 0 {
-		cfg.PageSize = defaultPageSize
-	}
 	if cfg.MinWatchTimeout == 0 {
 		cfg.MinWatchTimeout = defaultMinWatchTimeout
 	}
@@ -66,6 +71,10 @@ func New[T Object, L List](cfg Config[L], sink Sink[T]) *Reflector[T, L] {
 	if cfg.OnSuccess == nil {
 		cfg.OnSuccess = func(Op) {}
 	}
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
 	log := cfg.Logger
 	if log.GetSink() == nil {
 		log = klog.Background()
@@ -74,7 +83,8 @@ func New[T Object, L List](cfg Config[L], sink Sink[T]) *Reflector[T, L] {
 		cfg:       cfg,
 		sink:      sink,
 		log:       log.WithValues("resource", cfg.Description),
-		delay:     backoff.DelayWithReset(clock.RealClock{}, 2*time.Minute),
+		clock:     clk,
+		delay:     backoff.DelayWithReset(clk, 2*time.Minute),
 		watchList: cfg.WatchList,
 	}
 }
@@ -126,15 +136,8 @@ func (r *Reflector[T, L]) listAndWatch(ctx context.Context) {
 // over before the next is fetched, so a page's memory is released early.
 func (r *Reflector[T, L]) list(ctx context.Context) bool {
 	rv := r.relistResourceVersion()
-	opts := metav1.ListOptions{ResourceVersion: rv, Limit: r.cfg.PageSize}
-	if !r.paginated && rv != "" && rv != "0" {
-		// A list at a given version is served by the watch cache only
-		// without a limit; paging would send it to etcd.
-		opts.Limit = 0
-	}
-
+	opts := metav1.ListOptions{ResourceVersion: rv, Limit: r.pageSize(rv)}
 	r.sink.StartList()
-	first := true
 	for {
 		list, err := r.cfg.List(ctx, opts)
 		if ctx.Err() != nil {
@@ -146,20 +149,21 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 			// The continue token expired: list again in one piece.
 			r.log.V(2).Info("List continuation expired, listing without pages", "err", err)
 			opts = metav1.ListOptions{ResourceVersion: rv}
+			r.sink.StartList() // what the expired pages put counts for nothing
 			continue
 		case (IsExpired(err) || isTooLargeResourceVersion(err)) && opts.ResourceVersion != "":
+			r.log.V(4).Info("List resource version unavailable; listing the latest", "resourceVersion", opts.ResourceVersion, "err", err)
 			r.rvUnavailable = true
 			rv = ""
-			opts = metav1.ListOptions{Limit: r.cfg.PageSize}
+			opts = metav1.ListOptions{Limit: r.pageSize(rv)}
 			continue
 		default:
 			r.cfg.OnError(OpList, err)
 			return false
 		}
-		if first && rv == "0" && list.GetContinue() != "" {
+		if opts.Continue == "" && rv == "0" && list.GetContinue() != "" {
 			r.paginated = true
 		}
-		first = false
 		if err := r.putItems(list); err != nil {
 			r.cfg.OnError(OpDecode, err)
 			return false
@@ -167,7 +171,7 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 		if list.GetContinue() == "" {
 			r.rvUnavailable = false
 			r.sink.FinishList()
-			r.setResourceVersion(list.GetResourceVersion())
+			r.rv = list.GetResourceVersion()
 			r.publish()
 			r.cfg.OnSuccess(OpList)
 			return true
@@ -175,6 +179,20 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 		opts.Continue = list.GetContinue()
 		opts.ResourceVersion = ""
 	}
+}
+
+// pageSize is the limit of a list at rv. A page size given in the config
+// pages every list. By default, a list at a given version is not paged, so
+// that the watch cache serves it (a limit would send it to etcd), unless
+// the first list showed that the watch cache is off.
+func (r *Reflector[T, L]) pageSize(rv string) int64 {
+	switch {
+	case r.cfg.PageSize > 0:
+		return r.cfg.PageSize
+	case r.paginated || rv == "" || rv == "0":
+		return defaultPageSize
+	}
+	return 0
 }
 
 // putItems hands every item of a list page to the sink. Items are not
@@ -208,26 +226,26 @@ func (r *Reflector[T, L]) putItems(list L) error {
 // initial events. It returns nil when the caller should list instead.
 func (r *Reflector[T, L]) streamInitialEvents(ctx context.Context) watch.Interface {
 	for ctx.Err() == nil {
-		opts := metav1.ListOptions{
+		w, err := r.cfg.Watch(ctx, metav1.ListOptions{
 			ResourceVersion:      r.rewatchResourceVersion(),
 			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
 			SendInitialEvents:    ptr.To(true),
 			AllowWatchBookmarks:  true,
 			TimeoutSeconds:       r.watchTimeout(),
-		}
-		w, err := r.cfg.Watch(ctx, opts)
+		})
 		if err == nil {
 			r.sink.StartList()
 			var ended bool
-			ended, err = r.consume(ctx, w, true)
+			ended, err = r.consume(ctx, newStream(w, r.clock, streamInitial))
 			if ended {
 				r.rvUnavailable = false
 				r.sink.FinishList()
+				r.publish()
 				r.cfg.OnSuccess(OpWatchList)
 				r.sink.Watching()
 				return w
 			}
-			w.Stop()
+			r.stop(w)
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -250,7 +268,7 @@ func (r *Reflector[T, L]) streamInitialEvents(ctx context.Context) watch.Interfa
 				return nil
 			}
 		case IsExpired(err) || isTooLargeResourceVersion(err):
-			r.log.V(4).Info("Watch-list resource version expired", "err", err)
+			r.log.V(4).Info("Watch-list resource version unavailable; streaming the latest", "err", err)
 			r.rvUnavailable = true
 		default:
 			r.cfg.OnError(OpWatchList, err)
@@ -268,7 +286,13 @@ var errNoInitialEventsEnd = errors.New("watch-list stream went quiet without the
 func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 	watching := w != nil
 	for ctx.Err() == nil {
+		kind := streamWatch
 		if w == nil {
+			if r.rv == "" || r.rv == "0" {
+				// The server starts such a watch with synthetic Added
+				// events of the current state, in no version order.
+				kind = streamSynthetic
+			}
 			var err error
 			w, err = r.cfg.Watch(ctx, metav1.ListOptions{
 				ResourceVersion:     r.rv,
@@ -276,6 +300,9 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 				AllowWatchBookmarks: true,
 			})
 			if ctx.Err() != nil {
+				if err == nil {
+					r.stop(w)
+				}
 				return
 			}
 			if err != nil {
@@ -291,13 +318,20 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 				r.sink.Watching()
 			}
 		}
-		_, err := r.consume(ctx, w, false)
-		w.Stop()
+		_, err := r.consume(ctx, newStream(w, r.clock, kind))
+		r.stop(w)
 		w = nil
 		switch {
 		case err == nil || ctx.Err() != nil:
 		case IsExpired(err):
+			// A list at the last version returns data at least as fresh:
+			// relist from it before falling back to a consistent read.
 			r.log.V(4).Info("Watch expired; relisting", "err", err)
+			r.cfg.OnError(OpWatch, err)
+			return
+		case isTooLargeResourceVersion(err):
+			r.log.V(4).Info("Watch resource version too large; relisting the latest", "err", err)
+			r.rvUnavailable = true
 			r.cfg.OnError(OpWatch, err)
 			return
 		case apierrors.IsTooManyRequests(err):
@@ -311,24 +345,66 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 	}
 }
 
-// consume applies the events of w to the sink until w closes or fails. With
-// initial set it is reading a watch-list stream and returns true, leaving w
-// open, at the bookmark that ends the initial events.
-func (r *Reflector[T, L]) consume(ctx context.Context, w watch.Interface, initial bool) (bool, error) {
-	start := time.Now()
-	events := 0
-	// Added events of a watch from "" or "0" are synthetic and unordered:
-	// their versions are not a place to resume from.
-	propagate := !initial && r.rv != "" && r.rv != "0"
-	var quiet <-chan time.Time
-	last := start
-	unflushed := 0 // changes applied since the sink's last Flush
-	if initial {
-		t := time.NewTicker(watchListQuiet / 3)
-		defer t.Stop()
-		quiet = t.C
-	}
+// stop stops w and waits, for a bounded time, until its result channel is
+// closed: the goroutine that decodes a stream must not outlive the
+// informer.
+func (r *Reflector[T, L]) stop(w watch.Interface) {
+	w.Stop()
+	timeout := r.clock.NewTimer(stopWait)
+	defer timeout.Stop()
 	ch := w.ResultChan()
+	for {
+		select {
+		case _, open := <-ch:
+			if !open {
+				return
+			}
+		case <-timeout.C():
+			r.log.Info("Watch did not close its result channel after Stop", "waited", stopWait)
+			return
+		}
+	}
+}
+
+// streamKind says what a watch stream starts with.
+type streamKind uint8
+
+const (
+	// streamWatch resumes from a resource version: every event is newer.
+	streamWatch streamKind = iota
+	// streamSynthetic starts from "" or "0": Added events of the current
+	// state come first, in no order of resource version.
+	streamSynthetic
+	// streamInitial is a watch-list stream before its end bookmark.
+	streamInitial
+)
+
+// stream is a watch being read, with what consume tracks about it.
+type stream struct {
+	w         watch.Interface
+	kind      streamKind
+	start     time.Time
+	last      time.Time // when the last event arrived
+	events    int
+	unflushed int // changes applied since the sink's last Flush
+}
+
+func newStream(w watch.Interface, clk clock.Clock, kind streamKind) *stream {
+	now := clk.Now()
+	return &stream{w: w, kind: kind, start: now, last: now}
+}
+
+// consume applies the events of s to the sink until the stream closes or
+// fails. A watch-list stream returns true, leaving it open, at the
+// bookmark that ends the initial events.
+func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) {
+	var quiet <-chan time.Time
+	if s.kind == streamInitial {
+		t := r.clock.NewTicker(watchListQuiet / 3)
+		defer t.Stop()
+		quiet = t.C()
+	}
+	ch := s.w.ResultChan()
 	for {
 		var ev watch.Event
 		var open bool
@@ -339,7 +415,7 @@ func (r *Reflector[T, L]) consume(ctx context.Context, w watch.Interface, initia
 			case <-ctx.Done():
 				return false, ctx.Err()
 			case <-quiet:
-				if time.Since(last) > watchListQuiet {
+				if r.clock.Since(s.last) > watchListQuiet {
 					return false, errNoInitialEventsEnd
 				}
 				continue
@@ -347,62 +423,101 @@ func (r *Reflector[T, L]) consume(ctx context.Context, w watch.Interface, initia
 			}
 		}
 		if !open {
-			if events == 0 && time.Since(start) < time.Second {
+			if s.events == 0 && r.clock.Since(s.start) < shortWatch {
 				return false, errShortWatch
 			}
 			return false, nil
 		}
-		events++
-		if initial {
-			last = time.Now()
+		s.events++
+		s.last = r.clock.Now()
+		ended, err := r.apply(s, ev)
+		if err != nil {
+			return false, err
 		}
-		if ev.Type == watch.Error {
-			return false, apierrors.FromObject(ev.Object)
-		}
-		obj, ok := ev.Object.(T)
-		if !ok {
-			r.cfg.OnError(OpDecode, fmt.Errorf("%s: %s watch event carries %T, want %T", r.cfg.Description, ev.Type, ev.Object, *new(T)))
-			continue
-		}
-		ended := false
-		switch ev.Type {
-		case watch.Added:
-			if initial {
-				r.sink.Put(obj, FromInitialEvents)
-			} else {
-				r.sink.Put(obj, FromAdded)
-			}
-		case watch.Modified:
-			propagate = true
-			r.sink.Put(obj, FromModified)
-		case watch.Deleted:
-			propagate = true
-			r.sink.Delete(obj)
-		case watch.Bookmark:
-			propagate = true
-			ended = obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
-		default:
-			r.cfg.OnError(OpDecode, fmt.Errorf("%s: unknown watch event type %q", r.cfg.Description, ev.Type))
-			continue
-		}
-		if propagate {
-			r.setResourceVersion(obj.GetResourceVersion())
+		if ended {
+			// The caller publishes the version once the sink has swept
+			// what the stream did not contain.
+			r.sink.Flush()
+			return true, nil
 		}
 		// Flush when the next event is not already waiting, or after a long
 		// run, so handlers are woken once per burst; a long run also checks
 		// ctx, which the fast path above does not.
-		if unflushed++; len(ch) == 0 || unflushed >= flushEvery {
+		if s.unflushed++; len(ch) == 0 || s.unflushed >= flushEvery {
 			r.sink.Flush()
 			r.publish()
-			unflushed = 0
+			s.unflushed = 0
 			if ctx.Err() != nil {
 				return false, ctx.Err()
 			}
 		}
-		if initial && ended {
-			return true, nil
-		}
 	}
+}
+
+// apply hands one event to the sink and advances the resource version. It
+// returns the error an Error event carries, and true at the bookmark that
+// ends a watch-list stream's initial events.
+func (r *Reflector[T, L]) apply(s *stream, ev watch.Event) (ended bool, err error) {
+	if ev.Type == watch.Error {
+		return false, apierrors.FromObject(ev.Object)
+	}
+	obj, ok := ev.Object.(T)
+	if !ok {
+		r.cfg.OnError(OpDecode, fmt.Errorf("%s: %s watch event carries %T, want %T", r.cfg.Description, ev.Type, ev.Object, *new(T)))
+		return false, nil
+	}
+	// Read before the sink sees obj: a transform may change it in place.
+	rv := obj.GetResourceVersion()
+	switch ev.Type {
+	case watch.Added:
+		if s.kind == streamInitial {
+			r.sink.Put(obj, FromInitialEvents)
+		} else {
+			r.sink.Put(obj, FromAdded)
+		}
+	case watch.Modified:
+		r.sink.Put(obj, FromModified)
+	case watch.Deleted:
+		r.sink.Delete(obj)
+	case watch.Bookmark:
+		ended = s.kind == streamInitial && obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+	default:
+		r.cfg.OnError(OpDecode, fmt.Errorf("%s: unknown watch event type %q", r.cfg.Description, ev.Type))
+		return false, nil
+	}
+	r.advance(s, ev.Type, rv)
+	return ended, nil
+}
+
+// advance moves the resume point to rv, the version of an event of s.
+// Every event that carries a version advances it, with two exceptions: the
+// initial events of a watch-list stream, which come in no version order
+// and count only once their end bookmark arrives; and the synthetic Added
+// events of a watch from "" or "0", which also come in no order, and move
+// the version only forward where versions compare as numbers.
+func (r *Reflector[T, L]) advance(s *stream, typ watch.EventType, rv string) {
+	switch {
+	case rv == "":
+	case s.kind == streamInitial:
+		if typ == watch.Bookmark {
+			r.rv = rv
+		}
+	case s.kind == streamSynthetic && typ == watch.Added:
+		if olderThan(rv, r.rv) {
+			return
+		}
+		r.rv = rv
+	default:
+		r.rv = rv
+	}
+}
+
+// olderThan reports whether resource version a is numerically below b.
+// Versions that do not parse as numbers never compare as older.
+func olderThan(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return errA == nil && errB == nil && x < y
 }
 
 // relistResourceVersion is the version to list at: "0" (any cached state) at
@@ -426,8 +541,6 @@ func (r *Reflector[T, L]) rewatchResourceVersion() string {
 	return r.rv
 }
 
-func (r *Reflector[T, L]) setResourceVersion(rv string) { r.rv = rv }
-
 // publish makes the current resource version visible to other goroutines.
 func (r *Reflector[T, L]) publish() {
 	r.mu.Lock()
@@ -444,12 +557,12 @@ func (r *Reflector[T, L]) watchTimeout() *int64 {
 
 // sleep waits d and reports false if ctx ended first.
 func (r *Reflector[T, L]) sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
+	t := r.clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-t.C:
+	case <-t.C():
 		return true
 	}
 }

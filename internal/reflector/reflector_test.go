@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -14,16 +15,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // recordingSink records what the reflector tells it.
 type recordingSink struct {
-	mu     sync.Mutex
-	calls  []string
-	synced chan struct{}
-	once   sync.Once
+	mu       sync.Mutex
+	calls    []string
+	synced   chan struct{}
+	once     sync.Once
+	onFinish func() // called at FinishList, if set
 }
 
 func newSink() *recordingSink { return &recordingSink{synced: make(chan struct{})} }
@@ -36,9 +39,14 @@ func (s *recordingSink) add(c string) {
 func (s *recordingSink) StartList()                  { s.add("start") }
 func (s *recordingSink) Put(p *corev1.Pod, o Origin) { s.add("put " + p.Name) }
 func (s *recordingSink) Delete(p *corev1.Pod)        { s.add("delete " + p.Name) }
-func (s *recordingSink) FinishList()                 { s.add("finish") }
-func (s *recordingSink) Watching()                   { s.once.Do(func() { close(s.synced) }) }
-func (s *recordingSink) Flush()                      {}
+func (s *recordingSink) FinishList() {
+	s.add("finish")
+	if s.onFinish != nil {
+		s.onFinish()
+	}
+}
+func (s *recordingSink) Watching() { s.once.Do(func() { close(s.synced) }) }
+func (s *recordingSink) Flush()    {}
 func (s *recordingSink) get() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -174,5 +182,177 @@ func TestExpiredContinuation(t *testing.T) {
 	opts := s.listOpts()
 	require.Len(t, opts, 3)
 	assert.Equal(t, metav1.ListOptions{ResourceVersion: "0"}, opts[2], "in one piece")
-	assert.Equal(t, []string{"start", "put a", "put a", "put b", "finish"}, sink.get())
+	assert.Equal(t, []string{"start", "put a", "start", "put a", "put b", "finish"}, sink.get(),
+		"a new generation, so that what only the expired pages held is swept")
+}
+
+// Servers 1.17.0 to 1.18.5 said "too large resource version" only in a
+// status cause's message; a relist at that version must fall back to a
+// consistent read, not retry it forever.
+func TestTooLargeResourceVersionForms(t *testing.T) {
+	causeOnly := apierrors.NewTimeoutError("request did not complete", 1)
+	causeOnly.ErrStatus.Details.Causes = []metav1.StatusCause{{Message: "Too large resource version"}}
+	tests := map[string]error{
+		"cause type":    &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 504, Reason: metav1.StatusReasonTimeout, Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge}}}}},
+		"cause message": causeOnly,
+		"message":       apierrors.NewTimeoutError("Too large resource version: 12, current: 10", 1),
+	}
+	for name, tooLarge := range tests {
+		t.Run(name, func(t *testing.T) {
+			assert.True(t, isTooLargeResourceVersion(tooLarge))
+			s := &scripted{watches: make(chan *watch.FakeWatcher, 10), lists: []listCall{
+				{resp: podList("10", "", "a")},
+				{err: tooLarge},
+				{resp: podList("12", "", "a")},
+			}}
+			sink := newSink()
+			start(t, s, sink, 0)
+			w := <-s.watches
+			<-sink.synced
+			w.Error(&apierrors.NewResourceExpired("too old").ErrStatus)
+			<-s.watches
+			opts := s.listOpts()
+			require.Len(t, opts, 3)
+			assert.Equal(t, "10", opts[1].ResourceVersion)
+			assert.Equal(t, "", opts[2].ResourceVersion, "a consistent read after the version was refused")
+		})
+	}
+	assert.False(t, isTooLargeResourceVersion(apierrors.NewTimeoutError("request did not complete", 1)))
+}
+
+// A page size given in the config pages every list, relists at a version
+// included; by default a relist at a version is left whole for the watch
+// cache.
+func TestPageSizePagesEveryList(t *testing.T) {
+	for _, pageSize := range []int64{0, 2} {
+		t.Run(fmt.Sprintf("pageSize=%d", pageSize), func(t *testing.T) {
+			s := &scripted{watches: make(chan *watch.FakeWatcher, 10), lists: []listCall{
+				{resp: podList("10", "", "a")},
+				{resp: podList("11", "", "a")},
+			}}
+			sink := newSink()
+			start(t, s, sink, pageSize)
+			w := <-s.watches
+			<-sink.synced
+			w.Error(&apierrors.NewResourceExpired("too old").ErrStatus)
+			<-s.watches
+			opts := s.listOpts()
+			require.Len(t, opts, 2)
+			assert.Equal(t, "10", opts[1].ResourceVersion)
+			if pageSize == 0 {
+				assert.Equal(t, int64(500), opts[0].Limit)
+				assert.Zero(t, opts[1].Limit)
+			} else {
+				assert.Equal(t, pageSize, opts[0].Limit)
+				assert.Equal(t, pageSize, opts[1].Limit)
+			}
+		})
+	}
+}
+
+// startWithClock runs a reflector on a fake clock.
+func startWithClock(t *testing.T, s *scripted, sink *recordingSink, clk *clocktesting.FakeClock, watchList bool) {
+	t.Helper()
+	r := New[*corev1.Pod, *corev1.PodList](Config[*corev1.PodList]{
+		Description: "pods",
+		List:        s.list,
+		Watch:       s.watch,
+		WatchList:   watchList,
+		Backoff:     &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30},
+		Clock:       clk,
+	}, sink)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// stepUntil advances the fake clock by step whenever the reflector waits on
+// it, until done reports true.
+func stepUntil(t *testing.T, clk *clocktesting.FakeClock, step time.Duration, done func() bool) {
+	t.Helper()
+	for i := 0; !done(); i++ {
+		require.Less(t, i, 10_000, "condition not reached")
+		if clk.HasWaiters() {
+			clk.Step(step)
+		}
+		time.Sleep(time.Millisecond) // let the reflector run between steps of the fake clock
+	}
+}
+
+// The version that ends a watch-list stream's initial events is published
+// only after the sink swept what the stream did not contain: whoever sees
+// the informer at that version sees a cache without those objects.
+func TestWatchListPublishesAfterSweep(t *testing.T) {
+	s := &scripted{watches: make(chan *watch.FakeWatcher, 10)}
+	sink := newSink()
+	r := New[*corev1.Pod, *corev1.PodList](Config[*corev1.PodList]{
+		Description: "pods",
+		List:        s.list,
+		Watch:       s.watch,
+		WatchList:   true,
+		Backoff:     &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30},
+	}, sink)
+	var atFinish string
+	sink.onFinish = func() { atFinish = r.LastSyncResourceVersion() }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	stream := <-s.watches
+	stream.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "a", ResourceVersion: "9"}})
+	stream.Action(watch.Bookmark, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		ResourceVersion: "12",
+		Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
+	}})
+	<-sink.synced
+	assert.Equal(t, "", atFinish, "not published before the sweep")
+	assert.Equal(t, "12", r.LastSyncResourceVersion())
+	assert.Equal(t, []string{"start", "put a", "finish"}, sink.get())
+}
+
+// A watch-list stream that goes quiet for 30 seconds without its end
+// bookmark (a server that ignores sendInitialEvents) makes the reflector
+// list and watch instead.
+func TestWatchListQuietFallsBackToList(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	s := &scripted{watches: make(chan *watch.FakeWatcher, 10), lists: []listCall{{resp: podList("10", "", "b")}}}
+	sink := newSink()
+	startWithClock(t, s, sink, clk, true)
+	stream := <-s.watches
+	stream.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "a", ResourceVersion: "9"}})
+	require.Eventually(t, func() bool { return len(sink.get()) == 2 }, 10*time.Second, time.Millisecond, "the event applied")
+	require.Empty(t, s.listOpts())
+	stepUntil(t, clk, watchListQuiet/3, func() bool { return len(s.listOpts()) > 0 })
+	<-s.watches
+	<-sink.synced
+	assert.Equal(t, []string{"start", "put a", "start", "put b", "finish"}, sink.get())
+}
+
+// A watch that closes within a second without events counts as a failing
+// server: the reflector relists, as client-go does. One that closes later
+// resumes from its version.
+func TestShortWatchRelists(t *testing.T) {
+	for _, short := range []bool{true, false} {
+		t.Run(fmt.Sprintf("short=%v", short), func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(time.Now())
+			s := &scripted{watches: make(chan *watch.FakeWatcher, 10), lists: []listCall{{resp: podList("10", "", "a")}}}
+			sink := newSink()
+			startWithClock(t, s, sink, clk, false)
+			w := <-s.watches
+			<-sink.synced
+			if !short {
+				clk.Step(2 * shortWatch)
+			}
+			w.Stop()
+			stepUntil(t, clk, time.Millisecond, func() bool { return len(s.watches) > 0 })
+			<-s.watches
+			if short {
+				assert.Len(t, s.listOpts(), 2, "relisted")
+			} else {
+				assert.Len(t, s.listOpts(), 1, "resumed without a relist")
+			}
+		})
+	}
 }

@@ -12,6 +12,8 @@ type item[T any] struct {
 // rest are the custom index buckets, grouped by index in no fixed order.
 type entry[T any] struct {
 	obj    T
+	key    Key
+	v      Version // as the server sent it, before any transform
 	gen    uint64
 	slots  []slot[T]
 	inline [3]slot[T] // backing array for slots, so most entries need one allocation

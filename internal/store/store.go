@@ -30,7 +30,8 @@ func KeyOf(obj metav1.Object) Key {
 // Readers use Get and the Append methods. The single writer brackets its
 // changes with Lock and Unlock and calls the Locked methods in between, so it
 // can act on a change (queue notifications) before any reader or snapshot
-// sees the next one.
+// sees the next one. Objects are stored under the key the writer gives,
+// which is the object's namespace and name as the server sent them.
 type Store[T metav1.Object] struct {
 	mu      sync.RWMutex
 	items   map[Key]item[T]
@@ -198,17 +199,40 @@ func (s *Store[T]) RLock() { s.mu.RLock() }
 // RUnlock releases the read lock.
 func (s *Store[T]) RUnlock() { s.mu.RUnlock() }
 
-// PutLocked stores obj under its key, marking it seen in list generation
-// gen, and returns the object it replaced. Index values are recomputed; an
-// update that keeps them replaces the object in place without allocating.
-// A panicking index function is returned as an *IndexFuncError and the
-// object is left out of that index.
-func (s *Store[T]) PutLocked(obj T, gen uint64) (old T, existed bool, err error) {
-	key := KeyOf(obj)
+// Version is the server's identity of one version of an object: its UID
+// and resource version as the server sent them, before any transform.
+type Version struct {
+	UID             types.UID
+	ResourceVersion string
+}
+
+// Same reports whether v and o name one version of one object. An empty
+// resource version names no version.
+func (v Version) Same(o Version) bool {
+	return v.ResourceVersion != "" && v == o
+}
+
+// VersionOf returns the version stored under key. The writer, the only
+// goroutine that changes the store, may call it without holding a lock.
+func (s *Store[T]) VersionOf(key Key) (Version, bool) {
+	it, ok := s.items[key]
+	if !ok {
+		return Version{}, false
+	}
+	return it.e.v, true
+}
+
+// PutLocked stores obj under key, with the server version v, marking it
+// seen in list generation gen, and returns the object and version it
+// replaced. Index values are recomputed; an update that keeps them
+// replaces the object in place without allocating. A panicking index
+// function is returned as an *IndexFuncError and the object is left out of
+// that index.
+func (s *Store[T]) PutLocked(key Key, obj T, v Version, gen uint64) (old T, oldV Version, existed bool, err error) {
 	it, existed := s.items[key]
 	e := it.e
 	if !existed {
-		e = &entry[T]{obj: obj, gen: gen}
+		e = &entry[T]{obj: obj, key: key, v: v, gen: gen}
 		e.slots = e.inline[:0]
 		e.slots = append(e.slots, s.all.add(e), s.nsBucket(key.Namespace).add(e))
 		var errs []error
@@ -220,14 +244,14 @@ func (s *Store[T]) PutLocked(obj T, gen uint64) (old T, existed bool, err error)
 			ix.add(e, vals)
 		}
 		s.items[key] = item[T]{obj: obj, e: e}
-		return old, false, errors.Join(errs...)
+		return old, oldV, false, errors.Join(errs...)
 	}
-	old = e.obj
-	e.gen = gen
+	old, oldV = e.obj, e.v
+	e.gen, e.v = gen, v
 	e.setObj(obj)
 	s.items[key] = item[T]{obj: obj, e: e}
 	if len(s.indexes) == 0 {
-		return old, true, nil
+		return old, oldV, true, nil
 	}
 	var errs []error
 	for _, ix := range s.indexes {
@@ -240,7 +264,7 @@ func (s *Store[T]) PutLocked(obj T, gen uint64) (old T, existed bool, err error)
 			ix.add(e, vals)
 		}
 	}
-	return old, true, errors.Join(errs...)
+	return old, oldV, true, errors.Join(errs...)
 }
 
 // TouchLocked marks the object under key as seen in list generation gen
@@ -273,12 +297,25 @@ func (s *Store[T]) DeleteLocked(key Key) (old T, existed bool) {
 	return e.obj, true
 }
 
-// AppendStaleLocked appends to dst every object not marked seen in list
-// generation gen: what a completed list did not contain.
-func (s *Store[T]) AppendStaleLocked(dst []T, gen uint64) []T {
+// Reset removes every object, keeping the indexes, and gives the memory
+// back.
+func (s *Store[T]) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.items = make(map[Key]item[T])
+	s.all = &bucket[T]{}
+	s.byNS = make(map[string]*bucket[T])
+	for _, ix := range s.indexes {
+		ix.buckets = make(map[string]*bucket[T])
+	}
+}
+
+// AppendStaleLocked appends to dst the key of every object not marked seen
+// in list generation gen: what a completed list did not contain.
+func (s *Store[T]) AppendStaleLocked(dst []Key, gen uint64) []Key {
 	for _, e := range s.all.entries {
 		if e.gen != gen {
-			dst = append(dst, e.obj)
+			dst = append(dst, e.key)
 		}
 	}
 	return dst

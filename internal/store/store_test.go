@@ -25,6 +25,12 @@ func byLabels(p *corev1.Pod) []string {
 	return vals
 }
 
+// putAt stores p in list generation gen.
+func putAt(s *Store[*corev1.Pod], p *corev1.Pod, gen uint64) error {
+	_, _, _, err := s.PutLocked(KeyOf(p), p, Version{UID: p.UID, ResourceVersion: p.ResourceVersion}, gen)
+	return err
+}
+
 func keys(objs []*corev1.Pod) []string {
 	out := make([]string, len(objs))
 	for i, o := range objs {
@@ -37,7 +43,7 @@ func keys(objs []*corev1.Pod) []string {
 func put(s *Store[*corev1.Pod], p *corev1.Pod) (*corev1.Pod, bool) {
 	s.Lock()
 	defer s.Unlock()
-	old, existed, _ := s.PutLocked(p, 1)
+	old, _, existed, _ := s.PutLocked(KeyOf(p), p, Version{UID: p.UID, ResourceVersion: p.ResourceVersion}, 1)
 	return old, existed
 }
 
@@ -59,6 +65,7 @@ func checkInvariants(t *testing.T, s *Store[*corev1.Pod]) {
 		e := it.e
 		require.Same(t, e.obj, it.obj, "the map's object of %s", key)
 		require.Equal(t, key, KeyOf(e.obj))
+		require.Equal(t, key, e.key)
 		require.GreaterOrEqual(t, len(e.slots), fixedSlots)
 		require.Same(t, s.all, e.slots[0].b)
 		require.Same(t, s.byNS[key.Namespace], e.slots[1].b)
@@ -174,16 +181,16 @@ func TestStoreOperations(t *testing.T) {
 func TestStoreStaleSweep(t *testing.T) {
 	s := New[*corev1.Pod]()
 	s.Lock()
-	s.PutLocked(pod("a", "x"), 1)
-	s.PutLocked(pod("a", "y"), 1)
-	s.PutLocked(pod("a", "z"), 1)
+	require.NoError(t, putAt(s, pod("a", "x"), 1))
+	require.NoError(t, putAt(s, pod("a", "y"), 1))
+	require.NoError(t, putAt(s, pod("a", "z"), 1))
 	// List generation 2 sees x (changed) and z (unchanged).
-	s.PutLocked(pod("a", "x"), 2)
+	require.NoError(t, putAt(s, pod("a", "x"), 2))
 	assert.True(t, s.TouchLocked(Key{Namespace: "a", Name: "z"}, 2))
 	assert.False(t, s.TouchLocked(Key{Namespace: "a", Name: "nope"}, 2))
 	stale := s.AppendStaleLocked(nil, 2)
 	s.Unlock()
-	assert.Equal(t, []string{"a/y"}, keys(stale))
+	assert.Equal(t, []Key{{Namespace: "a", Name: "y"}}, stale)
 }
 
 func TestStoreAddIndexErrors(t *testing.T) {
@@ -210,8 +217,8 @@ func TestStorePanickingIndexFunc(t *testing.T) {
 		return []string{"v"}
 	}))
 	s.Lock()
-	_, _, err := s.PutLocked(pod("a", "boom"), 1)
-	_, _, err2 := s.PutLocked(pod("a", "ok"), 1)
+	err := putAt(s, pod("a", "boom"), 1)
+	err2 := putAt(s, pod("a", "ok"), 1)
 	s.Unlock()
 	var ixErr *IndexFuncError
 	require.ErrorAs(t, err, &ixErr)

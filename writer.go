@@ -1,0 +1,216 @@
+package informers
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync/atomic"
+
+	"github.com/kubetyped/informers/internal/dispatch"
+	"github.com/kubetyped/informers/internal/reflector"
+	"github.com/kubetyped/informers/internal/store"
+)
+
+// writer is the reflector's side of an informer: it applies what the
+// reflector learns to the store and queues the matching notifications while
+// holding the store's write lock, so that every reader and every handler
+// sees changes in one order. Only the reflector's goroutine calls it; it is
+// the store's only writer.
+type writer[T Object] struct {
+	desc      string
+	store     *store.Store[T]
+	handlers  *atomic.Pointer[[]*dispatch.Listener[T]]
+	synced    *atomic.Bool
+	syncedCh  chan struct{}
+	transform TransformFunc[T]
+	copyOut   func(T) T // copies a list item out of its list's item array
+	report    func(error)
+
+	gen     uint64 // the current list generation
+	scratch []store.Key
+	toWake  []*dispatch.Listener[T] // handlers to wake at the next Flush
+}
+
+// StartList opens a new list generation; FinishList deletes what it missed.
+func (w *writer[T]) StartList() { w.gen++ }
+
+// Put stores obj and notifies handlers. The key and server version are
+// read before the transform, which may change obj in place. A listed or
+// re-sent object whose version is cached already is kept as it is and not
+// notified, and its new copy is not retained. An object whose UID changed
+// under the same name was deleted and recreated: handlers see a delete of
+// the old one, then an add.
+func (w *writer[T]) Put(obj T, from reflector.Origin) {
+	key := store.KeyOf(obj)
+	v := store.Version{UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion()}
+	if from != reflector.FromModified {
+		if cur, ok := w.store.VersionOf(key); ok && cur.Same(v) {
+			w.store.Lock()
+			w.store.TouchLocked(key, w.gen)
+			w.store.Unlock()
+			return
+		}
+	}
+	obj, ok := w.transformed(key, obj)
+	if !ok {
+		// The object keeps its last good state; a relist must not take it
+		// for gone.
+		w.store.Lock()
+		w.store.TouchLocked(key, w.gen)
+		w.store.Unlock()
+		return
+	}
+	if from == reflector.FromList {
+		// Out of the page's item array, which can then be freed as a
+		// whole: otherwise any one cached item would keep it all.
+		obj = w.copyOut(obj)
+	}
+	w.store.Lock()
+	old, oldV, existed, err := w.store.PutLocked(key, obj, v, w.gen)
+	switch {
+	case !existed:
+		w.notify(dispatch.Notification[T]{Kind: dispatch.Add, New: obj, InitialList: !w.synced.Load()})
+	case oldV.UID != v.UID:
+		w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, FinalStateUnknown: true})
+		w.notify(dispatch.Notification[T]{Kind: dispatch.Add, New: obj, InitialList: !w.synced.Load()})
+	default:
+		w.notify(dispatch.Notification[T]{Kind: dispatch.Update, Old: old, New: obj})
+	}
+	w.store.Unlock()
+	if err != nil {
+		w.reportIndexErrors(err)
+	}
+}
+
+// Delete removes the object obj's key names, as the watch reported it, and
+// notifies handlers with obj transformed, or, if the transform fails, with
+// the last cached state.
+func (w *writer[T]) Delete(obj T) {
+	key := store.KeyOf(obj)
+	final, ok := w.transformed(key, obj)
+	w.store.Lock()
+	if old, existed := w.store.DeleteLocked(key); existed {
+		if !ok {
+			final = old
+		}
+		w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: final})
+	}
+	w.store.Unlock()
+}
+
+// FinishList deletes the objects the list did not contain; handlers see
+// them deleted with their final state unknown.
+func (w *writer[T]) FinishList() {
+	w.store.Lock()
+	w.scratch = w.store.AppendStaleLocked(w.scratch[:0], w.gen)
+	for _, key := range w.scratch {
+		if old, existed := w.store.DeleteLocked(key); existed {
+			w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, FinalStateUnknown: true})
+		}
+	}
+	w.store.Unlock()
+	clear(w.scratch)
+	w.scratch = w.scratch[:0]
+	w.Flush()
+}
+
+// Watching marks the cache synced and tells every handler where its
+// initial state ends.
+func (w *writer[T]) Watching() {
+	if w.synced.Load() {
+		return
+	}
+	w.store.Lock()
+	w.synced.Store(true)
+	w.notify(dispatch.Notification[T]{Kind: dispatch.Synced})
+	w.store.Unlock()
+	w.Flush()
+	close(w.syncedCh)
+}
+
+// notify queues n for every handler; the caller holds the write lock.
+// Handlers that wait are woken by Flush.
+func (w *writer[T]) notify(n dispatch.Notification[T]) {
+	for _, l := range *w.handlers.Load() {
+		if l.Queue(n) {
+			w.toWake = append(w.toWake, l)
+		}
+	}
+}
+
+// Flush wakes the handlers that have notifications waiting.
+func (w *writer[T]) Flush() {
+	for i, l := range w.toWake {
+		l.Wake()
+		w.toWake[i] = nil
+	}
+	w.toWake = w.toWake[:0]
+}
+
+// transformed applies the informer's transform to obj, whose key is key,
+// and reports failures: an error, a panic, a nil result, or a result
+// under another key.
+func (w *writer[T]) transformed(key store.Key, obj T) (T, bool) {
+	if w.transform == nil {
+		return obj, true
+	}
+	out, err := w.transform.apply(obj)
+	switch {
+	case err != nil:
+	case isNil(out):
+		err = errors.New("transform returned nil")
+	case store.KeyOf(out) != key:
+		err = fmt.Errorf("transform changed the object's key to %s", store.KeyOf(out))
+	default:
+		return out, true
+	}
+	w.report(&TransformError{Resource: w.desc, Key: key, Err: err})
+	return out, false
+}
+
+// reportIndexErrors reports the index functions that panicked, possibly
+// several joined, as IndexErrors.
+func (w *writer[T]) reportIndexErrors(err error) {
+	for _, e := range unjoin(err) {
+		var ix *store.IndexFuncError
+		if errors.As(e, &ix) {
+			w.report(&IndexError{Resource: w.desc, Index: ix.Index, Key: ix.Key, Value: ix.Value, Stack: ix.Stack})
+		}
+	}
+}
+
+// unjoin returns the errors err joins, or err alone.
+func unjoin(err error) []error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		return joined.Unwrap()
+	}
+	return []error{err}
+}
+
+// isNil reports whether obj is a nil interface or a nil pointer.
+func isNil[T any](obj T) bool {
+	v := reflect.ValueOf(obj)
+	return !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// shallowCopier returns a function that copies the struct a T points to
+// into an allocation of its own; the copy shares strings, maps and slices
+// with the original. For a T that is not a pointer it returns the identity.
+// It uses reflection, once per object a list adds to the cache: next to
+// decoding the object, the cost does not show.
+func shallowCopier[T any]() func(T) T {
+	typ := reflect.TypeFor[T]()
+	if typ.Kind() != reflect.Pointer {
+		return func(obj T) T { return obj }
+	}
+	elem := typ.Elem()
+	return func(obj T) T {
+		v := reflect.ValueOf(obj)
+		if v.IsNil() {
+			return obj
+		}
+		c := reflect.New(elem)
+		c.Elem().Set(v.Elem())
+		return c.Interface().(T)
+	}
+}
