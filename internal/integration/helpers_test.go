@@ -32,13 +32,18 @@ func noLeaks(t *testing.T) {
 	t.Helper()
 	before := goleak.IgnoreCurrent()
 	t.Cleanup(func() {
-		goleak.VerifyNone(t, before,
-			goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-			goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-			goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
-			goleak.IgnoreAnyFunction("github.com/kubetyped/informers/internal/testenv.(*process).run"),
-		)
+		goleak.VerifyNone(t, append(idleConnections(),
+			before, goleak.IgnoreAnyFunction("github.com/kubetyped/informers/internal/testenv.(*process).run"))...)
 	})
+}
+
+// idleConnections ignores the goroutines of HTTP connections kept for reuse.
+func idleConnections() []goleak.Option {
+	return []goleak.Option{
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
+	}
 }
 
 // fastBackoff makes informers retry quickly.

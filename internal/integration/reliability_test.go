@@ -1,0 +1,87 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testenv"
+)
+
+// An informer that synced on a namespace with nothing in it moves its
+// resume point with the events that follow: after a disconnect it resumes
+// from the last one, so a delete made meanwhile arrives, and objects that
+// did not change are not delivered again.
+func TestEmptyNamespaceResumes(t *testing.T) {
+	noLeaks(t)
+	env := testenv.Shared(t)
+	admin := clientset(t, env.Config())
+	ns := namespace(t, admin)
+	ctx := ctxFor(t, 2*time.Minute)
+
+	net := newPartition()
+	cfg := env.Config()
+	cfg.WrapTransport = net.wrap
+	f := informers.NewFactory(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	inf := informers.Informer[*corev1.ConfigMap](f)
+	seen := newTracker[*corev1.ConfigMap]()
+	reg, err := inf.AddHandler(seen)
+	require.NoError(t, err)
+	startFactory(t, f)
+	require.NoError(t, reg.WaitForSync(ctx))
+	synced := inf.LastSyncResourceVersion()
+	require.Zero(t, inf.Lister().Len())
+
+	var last string
+	for _, name := range []string{"a", "b"} {
+		cm, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		last = cm.ResourceVersion
+	}
+	eventually(t, 30*time.Second, func() bool { return inf.LastSyncResourceVersion() == last }, "the resume point follows the adds (synced at %s)", synced)
+	eventually(t, 30*time.Second, func() bool { return seen.count() == 2 }, "two adds delivered")
+
+	net.Cut()
+	eventually(t, 30*time.Second, func() bool { return inf.LastError() != nil }, "the informer noticed the cut")
+	require.NoError(t, admin.CoreV1().ConfigMaps(ns).Delete(ctx, "a", metav1.DeleteOptions{}))
+	net.Heal()
+
+	eventually(t, time.Minute, func() bool {
+		ok, _ := seen.converged(serverConfigMaps(t, admin, ns))
+		return ok
+	}, "the delete made while disconnected arrived")
+	assert.Equal(t, 3, seen.count(), "two adds and the delete; b, unchanged, not delivered again")
+	assert.Equal(t, 1, inf.Lister().Len())
+}
+
+// Release and Shutdown return only once the watch streams they stopped have
+// ended: no goroutine decoding a stream outlives them.
+func TestReleaseAndShutdownEndWatchStreams(t *testing.T) {
+	env := testenv.Shared(t)
+	admin := clientset(t, env.Config())
+	ns := namespace(t, admin)
+	createConfigMaps(t, env, ns, 5)
+	ctx := ctxFor(t, time.Minute)
+	for _, release := range []bool{true, false} {
+		before := goleak.IgnoreCurrent()
+		f := informers.NewFactory(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns})
+		cms := informers.Informer[*corev1.ConfigMap](f)
+		informers.Informer[*corev1.Secret](f)
+		runCtx, cancel := context.WithCancel(context.Background())
+		f.Start(runCtx)
+		require.NoError(t, f.WaitForSync(ctx))
+		if release {
+			require.NoError(t, f.Release(ctx, cms))
+		}
+		require.NoError(t, f.Shutdown(ctx))
+		cancel()
+		goleak.VerifyNone(t, append(idleConnections(), before)...)
+	}
+}
