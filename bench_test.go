@@ -843,7 +843,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 			return benchPollSynced(ctx, inf.HasSynced)
 		}},
 		{"informers", func(ctx context.Context) error {
-			f := informers.NewFactory(cs, informers.FactoryOptions{Namespace: ns})
+			f := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: ns})
 			informers.Informer[*corev1.ConfigMap](f)
 			ctx, cancel := context.WithCancel(ctx)
 			f.Start(ctx)

@@ -103,7 +103,7 @@ func orMake[C comparable](have C, errs error, make func() (C, error)) (C, error)
 }
 
 // listWatchFor builds the requests of an informer.
-func listWatchFor[T Object](a *apiAccess, t target, key informerKey, labelSel, fieldSel string, tweak func(*metav1.ListOptions)) (*ListWatch[T, List], error) {
+func listWatchFor[T Object](a *apiAccess, t target, namespace string, tweak func(*metav1.ListOptions)) (*ListWatch[T, List], error) {
 	if a.errs != nil {
 		return nil, a.errs
 	}
@@ -111,18 +111,18 @@ func listWatchFor[T Object](a *apiAccess, t target, key informerKey, labelSel, f
 	var err error
 	switch {
 	case t.shape == dynamicShape:
-		lw, err = dynamicListWatch[T](a, t.gvr, key.namespace)
+		lw, err = dynamicListWatch[T](a, t.gvr, namespace)
 	case t.shape == metadataShape:
-		lw, err = metadataListWatch[T](a, t.gvr, key.namespace)
+		lw, err = metadataListWatch[T](a, t.gvr, namespace)
 	case a.fake != nil:
-		lw = fakeListWatch[T](a, t, key.namespace)
+		lw = fakeListWatch[T](a, t, namespace)
 	default:
-		lw, err = typedListWatch[T](a, t, key.namespace)
+		lw, err = typedListWatch[T](a, t, namespace)
 	}
 	if err != nil {
 		return nil, err
 	}
-	lw.LabelSelector, lw.FieldSelector, lw.Tweak = labelSel, fieldSel, tweak
+	lw.Tweak = tweak
 	return lw, nil
 }
 

@@ -6,11 +6,16 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
 // ErrStopped is returned by calls on an informer or factory that has stopped.
 var ErrStopped = errors.New("informers: stopped")
+
+// ErrNotStarted is returned by a Factory's WaitForSync before Start: its
+// informers would never sync.
+var ErrNotStarted = errors.New("informers: factory not started")
 
 // ListWatchError reports a failed list or watch request, or an event the
 // informer could not use, for one resource.
@@ -27,6 +32,22 @@ func (e *ListWatchError) Error() string {
 }
 
 func (e *ListWatchError) Unwrap() error { return e.Err }
+
+// ScopeError is returned by a lister's Get asked in the wrong scope: Get
+// on a namespaced resource, whose objects are only found through
+// Namespace(ns).Get, or Namespace(ns).Get on a cluster-scoped one.
+type ScopeError struct {
+	Resource   schema.GroupResource
+	Name       string
+	Namespaced bool // the resource is namespaced
+}
+
+func (e *ScopeError) Error() string {
+	if e.Namespaced {
+		return fmt.Sprintf("informers: get %s %q: %s is a namespaced resource: use Lister().Namespace(ns).Get", e.Resource, e.Name, e.Resource)
+	}
+	return fmt.Sprintf("informers: get %s %q: %s is a cluster-scoped resource: use Lister().Get", e.Resource, e.Name, e.Resource)
+}
 
 // NotSyncedError is returned by WaitForSync for an informer whose cache did
 // not sync: the wait ended (Err is the context's error) or the last request

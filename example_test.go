@@ -6,10 +6,14 @@ import (
 	"slices"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/informerstest"
@@ -42,7 +46,7 @@ func ExampleInformer() {
 	a := informers.Informer[*corev1.Pod](factory)
 	b := informers.Informer[*corev1.Pod](factory)
 	// Selectors give another one.
-	web := informers.Informer(factory, informers.InformerOptions[*corev1.Pod]{LabelSelector: "app=web"})
+	web := informers.InformerWith(factory, informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
 
 	fmt.Println(a == b, a == web)
 	fmt.Println(a.Resource().Resource, a.Err())
@@ -161,4 +165,43 @@ func ExampleNewListWatch() {
 	_ = inf.WaitForSync(ctx)
 	fmt.Println(inf.Lister().Len(), src.Calls().WatchList)
 	// Output: 1 1
+}
+
+// A Deployment controller's wiring: its queue is fed by Deployments
+// themselves and by the controller owners of ReplicaSets, and it finds a
+// Deployment's ReplicaSets through an owner index. No key is built by hand.
+func ExampleEnqueueOwner() {
+	clientset := fake.NewClientset(
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}},
+		&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-5d8f", OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Controller: ptr.To(true)},
+		}}},
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	factory := informers.NewFactory(clientset)
+	defer factory.Shutdown(ctx)
+	deploymentKind := appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind()
+
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]())
+	defer queue.ShutDown()
+	deployments := informers.Informer[*appsv1.Deployment](factory)
+	replicaSets := informers.InformerWith(factory, informers.Options[*appsv1.ReplicaSet]{
+		Indexers: map[string]informers.IndexFunc[*appsv1.ReplicaSet]{
+			"controller": informers.IndexByController[*appsv1.ReplicaSet](deploymentKind),
+		},
+	})
+	fromDeployments, _ := deployments.AddHandler(informers.Enqueue[*appsv1.Deployment](queue))
+	fromReplicaSets, _ := replicaSets.AddHandler(informers.EnqueueOwner[*appsv1.ReplicaSet](queue, deploymentKind))
+	factory.Start(ctx)
+	if err := informers.WaitForSync(ctx, fromDeployments, fromReplicaSets); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	key, _ := queue.Get() // a reconcile: one key, however many events
+	defer queue.Done(key)
+	owned, _ := replicaSets.Lister().ByIndex("controller", key.String())
+	fmt.Println(key, len(owned), queue.Len())
+	// Output: default/web 1 0
 }

@@ -1,6 +1,7 @@
 package informers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,76 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 )
-
-// FactoryOptions configures a Factory. The zero value is valid.
-type FactoryOptions struct {
-	// Namespace limits every namespaced informer to one namespace; ""
-	// means all. InformerOptions.Namespace overrides it per informer.
-	Namespace string
-	// ResyncPeriod is the default resync period of handlers; 0 means never.
-	ResyncPeriod time.Duration
-	// Tweak edits the options of every list and watch request.
-	Tweak func(*metav1.ListOptions)
-	// StripManagedFields drops metadata.managedFields from every cached
-	// object, typically a fifth to two fifths of its memory.
-	StripManagedFields bool
-	// Scheme maps Go types to kinds, in addition to client-go's scheme of
-	// built-in types, which serves every type Scheme does not register.
-	// Types outside client-go's scheme (custom resources) need RESTConfig.
-	Scheme *runtime.Scheme
-	// RESTConfig, if set, is used to reach the server instead of the
-	// clientset, for every typed informer, and to create the dynamic and
-	// metadata clients that Dynamic and Metadata informers need.
-	RESTConfig *rest.Config
-	// Dynamic and Metadata override the clients made from RESTConfig, for
-	// example with client-go's fakes.
-	Dynamic  dynamic.Interface
-	Metadata metadata.Interface
-	// OnError receives every informer's errors; nil means they are logged.
-	OnError func(error)
-	// Backoff sets the delays between retries; nil means client-go's.
-	Backoff *wait.Backoff
-	// MinWatchTimeout is the shortest server-side watch timeout, at least
-	// 5 minutes (the default).
-	MinWatchTimeout time.Duration
-	// ShutdownGracePeriod bounds how long Shutdown and Release wait for
-	// handlers to return when their context has already ended; 0 means 30
-	// seconds.
-	ShutdownGracePeriod time.Duration
-}
-
-// InformerOptions configures one informer requested from a Factory.
-// Namespace, the selectors and Resource make informers distinct: asking
-// twice with the same ones returns the same informer, asking with other
-// ones returns another. The other fields apply when the informer is
-// created; a later request may add indexes but may not set another
-// transform or resync period.
-type InformerOptions[T Object] struct {
-	// Namespace overrides the factory's namespace; "" keeps it.
-	Namespace string
-	// LabelSelector and FieldSelector restrict what is cached.
-	LabelSelector, FieldSelector string
-	// Resource names the resource explicitly. It is required for
-	// *unstructured.Unstructured (a dynamic informer) and
-	// *metav1.PartialObjectMetadata (a metadata-only informer), and
-	// overrides the resource derived from T's kind otherwise.
-	Resource schema.GroupVersionResource
-	// Transform changes each object before it is cached; it runs after the
-	// factory's StripManagedFields.
-	Transform TransformFunc[T]
-	// Indexers are added to the informer.
-	Indexers map[string]IndexFunc[T]
-	// ResyncPeriod overrides the factory's default for this informer.
-	ResyncPeriod time.Duration
-}
 
 // Factory creates informers on request and shares them: one informer per
 // resource, namespace and selectors, whatever the caller. It replaces
@@ -105,9 +40,9 @@ type Factory struct {
 
 // informerKey tells informers apart.
 type informerKey struct {
-	shape                        shape
-	gvr                          schema.GroupVersionResource
-	namespace, labels, fieldSels string
+	shape shape
+	gvr   schema.GroupVersionResource
+	selection
 }
 
 // shape is how an informer's objects are represented.
@@ -139,43 +74,49 @@ type managedInformer interface {
 	Run(ctx context.Context) error
 }
 
-// NewFactory returns a factory over client, a real or a fake clientset;
-// opts, at most one, configures it. client may be nil when opts sets
-// RESTConfig.
-func NewFactory(client kubernetes.Interface, opts ...FactoryOptions) *Factory {
-	var o FactoryOptions
-	if len(opts) > 0 {
-		o = opts[0]
+// NewFactory returns a factory over client, a real or a fake clientset,
+// with default options.
+func NewFactory(client kubernetes.Interface) *Factory {
+	return NewFactoryWith(client, FactoryOptions{})
+}
+
+// NewFactoryWith returns a factory over client configured by opts. client
+// may be nil when opts sets RESTConfig.
+func NewFactoryWith(client kubernetes.Interface, opts FactoryOptions) *Factory {
+	f := &Factory{opts: opts, scheme: scheme.Scheme, entries: make(map[informerKey]*factoryEntry)}
+	if opts.Scheme != nil {
+		f.scheme = withBuiltIns(opts.Scheme)
 	}
-	f := &Factory{opts: o, scheme: scheme.Scheme, entries: make(map[informerKey]*factoryEntry)}
-	if o.Scheme != nil {
-		f.scheme = withBuiltIns(o.Scheme)
-	}
-	f.api = newAPIAccess(client, o, f.scheme)
-	switch {
-	case len(opts) > 1:
-		f.err = errors.New("NewFactory takes at most one FactoryOptions")
-	case client == nil && o.RESTConfig == nil:
-		f.err = errors.New("NewFactory needs a clientset or FactoryOptions.RESTConfig")
+	f.api = newAPIAccess(client, opts, f.scheme)
+	if client == nil && opts.RESTConfig == nil {
+		f.err = errors.New("NewFactoryWith needs a clientset or FactoryOptions.RESTConfig")
 	}
 	return f
 }
 
-// Informer returns the factory's shared informer for objects of type T,
-// creating it on first use. T's resource comes from its kind in the
-// factory's scheme, or from opts.Resource:
+// Informer returns the factory's shared informer for objects of type T with
+// default options, creating it on first use:
 //
 //	pods := informers.Informer[*corev1.Pod](factory)
-//	web := informers.Informer(factory, informers.InformerOptions[*corev1.Pod]{LabelSelector: "app=web"})
 //
-// An informer requested after Start starts at once.
+// T's resource comes from its kind in the factory's scheme. An informer
+// requested after Start starts at once.
 //
 // Informer never panics and always returns an informer. When it cannot
 // serve T (a type unknown to the scheme, a resource already served as
 // another Go type, conflicting options), the informer it returns carries
 // the reason: its Err, WaitForSync, AddHandler and Run return it, and so
 // does the factory's WaitForSync.
-func Informer[T Object](f *Factory, opts ...InformerOptions[T]) *SharedInformer[T] {
+func Informer[T Object](f *Factory) *SharedInformer[T] {
+	return InformerWith(f, Options[T]{})
+}
+
+// InformerWith is Informer with options: a namespace, selectors, a
+// resource for dynamic and metadata-only informers, indexes, a transform,
+// and tuning that overrides the factory's:
+//
+//	web := informers.InformerWith(factory, informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
+func InformerWith[T Object](f *Factory, opts Options[T]) *SharedInformer[T] {
 	inf, err := informer(f, opts)
 	if err != nil {
 		err = fmt.Errorf("informers: Informer[%v]: %w", reflect.TypeFor[T](), err)
@@ -187,33 +128,21 @@ func Informer[T Object](f *Factory, opts ...InformerOptions[T]) *SharedInformer[
 	return inf
 }
 
-func informer[T Object](f *Factory, opts []InformerOptions[T]) (*SharedInformer[T], error) {
+// informer returns the informer that opts select, reusing the factory's
+// or creating it.
+func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if f.err != nil {
 		return nil, f.err
-	}
-	if len(opts) > 1 {
-		return nil, errors.New("pass at most one InformerOptions")
-	}
-	var o InformerOptions[T]
-	if len(opts) == 1 {
-		o = opts[0]
 	}
 	target, err := resolve[T](f, o.Resource)
 	if err != nil {
 		return nil, err
 	}
-	labelSel, fieldSel, err := canonicalSelectors(o.LabelSelector, o.FieldSelector)
+	sel, err := newSelection(cmp.Or(o.Namespace, f.opts.Namespace), o.LabelSelector, o.FieldSelector)
 	if err != nil {
 		return nil, err
 	}
-	key := informerKey{shape: target.shape, gvr: target.gvr, namespace: f.opts.Namespace, labels: labelSel, fieldSels: fieldSel}
-	if o.Namespace != "" {
-		key.namespace = o.Namespace
-	}
-	resync := f.opts.ResyncPeriod
-	if o.ResyncPeriod != 0 {
-		resync = o.ResyncPeriod
-	}
+	key := informerKey{shape: target.shape, gvr: target.gvr, selection: sel}
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -221,54 +150,55 @@ func informer[T Object](f *Factory, opts []InformerOptions[T]) (*SharedInformer[
 		return nil, ErrStopped
 	}
 	if e := f.entries[key]; e != nil {
-		inf, ok := e.inf.(*SharedInformer[T])
-		if !ok {
-			return nil, fmt.Errorf("%s is already served as %v", resourceName(target.gvr), e.goType)
-		}
-		if o.Transform != nil && (!e.hasXform || e.xformPtr != funcPtr(o.Transform)) {
-			return nil, fmt.Errorf("%s already exists with another transform", inf.desc)
-		}
-		if o.ResyncPeriod != 0 && o.ResyncPeriod != e.resync {
-			return nil, fmt.Errorf("%s already exists with resync period %v", inf.desc, e.resync)
-		}
-		for name, fn := range o.Indexers {
-			if inf.store.HasIndex(name) {
-				continue
-			}
-			if _, err := inf.AddIndex(name, fn); err != nil {
-				return nil, err
-			}
-		}
-		return inf, nil
+		return reuse(e, target, o)
 	}
-
-	lw, err := listWatchFor[T](f.api, target, key, labelSel, fieldSel, f.opts.Tweak)
+	lw, err := listWatchFor[T](f.api, target, sel.namespace, f.opts.Tweak)
 	if err != nil {
 		return nil, err
 	}
-	transform := o.Transform
+	userTransform := o.Transform
 	if f.opts.StripManagedFields {
-		transform = chainOptional(StripManagedFields[T](), o.Transform)
+		o.Transform = chainOptional(StripManagedFields[T](), o.Transform)
 	}
-	inf, err := NewInformer(lw, Options[T]{
-		Resource:        target.gvr,
-		ResyncPeriod:    resync,
-		Indexers:        o.Indexers,
-		Transform:       transform,
-		OnError:         f.opts.OnError,
-		Backoff:         f.opts.Backoff,
-		MinWatchTimeout: f.opts.MinWatchTimeout,
-	})
+	o = o.withDefaults(f.opts)
+	// The list-watch has the namespace; NewInformer applies the selectors.
+	o.Namespace, o.LabelSelector, o.FieldSelector = "", sel.labels, sel.fields
+	o.Resource = target.gvr
+	inf, err := NewInformer(lw, o)
 	if err != nil {
 		return nil, err
 	}
-	e := &factoryEntry{inf: inf, goType: reflect.TypeFor[T](), resync: resync, done: make(chan struct{})}
-	if o.Transform != nil {
-		e.hasXform, e.xformPtr = true, funcPtr(o.Transform)
+	e := &factoryEntry{inf: inf, goType: reflect.TypeFor[T](), resync: o.ResyncPeriod, done: make(chan struct{})}
+	if userTransform != nil {
+		e.hasXform, e.xformPtr = true, funcPtr(userTransform)
 	}
 	f.entries[key] = e
 	if f.ctx != nil {
 		f.startLocked(e)
+	}
+	return inf, nil
+}
+
+// reuse returns the informer of e for a request with options o, adding
+// the indexes o asks for; it fails if o conflicts with how it was made.
+func reuse[T Object](e *factoryEntry, target target, o Options[T]) (*SharedInformer[T], error) {
+	inf, ok := e.inf.(*SharedInformer[T])
+	if !ok {
+		return nil, fmt.Errorf("%s is already served as %v", resourceName(target.gvr), e.goType)
+	}
+	if o.Transform != nil && (!e.hasXform || e.xformPtr != funcPtr(o.Transform)) {
+		return nil, fmt.Errorf("%s already exists with another transform", inf.desc)
+	}
+	if o.ResyncPeriod != 0 && o.ResyncPeriod != e.resync {
+		return nil, fmt.Errorf("%s already exists with resync period %v", inf.desc, e.resync)
+	}
+	for name, fn := range o.Indexers {
+		if inf.store.HasIndex(name) {
+			continue
+		}
+		if _, err := inf.AddIndex(name, fn); err != nil {
+			return nil, err
+		}
 	}
 	return inf, nil
 }
@@ -311,8 +241,11 @@ func (f *Factory) startLocked(e *factoryEntry) {
 	}()
 }
 
-// WaitForSync waits until every started informer has synced. It returns
-// nil once they have. Otherwise it returns, when ctx ends or as soon as
+// WaitForSync waits until every started informer's cache has synced: it
+// holds the server's state as of a complete list and a watch is open.
+// Handlers may still be receiving that state; to wait for them too, pass
+// their registrations to the package's WaitForSync. It returns nil once
+// the caches have synced, and ErrNotStarted before Start. Otherwise it returns, when ctx ends or as soon as
 // every informer has either synced or failed in a way that needs a fix on
 // the server (403 Forbidden, a missing CRD...), an error that joins one
 // *NotSyncedError per informer not synced, each with its last list or
@@ -327,7 +260,7 @@ func (f *Factory) WaitForSync(ctx context.Context) error {
 	errs := slices.Clone(f.failed)
 	f.mu.Unlock()
 	if !started && len(infs) > 0 {
-		return errors.New("informers: WaitForSync before Start")
+		return ErrNotStarted
 	}
 	waits := make([]error, len(infs))
 	var wg sync.WaitGroup
@@ -445,12 +378,12 @@ func resolve[T Object](f *Factory, resource schema.GroupVersionResource) (target
 	switch reflect.TypeFor[T]() {
 	case reflect.TypeFor[*unstructured.Unstructured]():
 		if resource.Empty() {
-			return target{}, errors.New("a dynamic informer needs InformerOptions.Resource")
+			return target{}, errors.New("a dynamic informer needs Options.Resource")
 		}
 		return target{shape: dynamicShape, gvr: resource}, nil
 	case reflect.TypeFor[*metav1.PartialObjectMetadata]():
 		if resource.Empty() {
-			return target{}, errors.New("a metadata-only informer needs InformerOptions.Resource")
+			return target{}, errors.New("a metadata-only informer needs Options.Resource")
 		}
 		return target{shape: metadataShape, gvr: resource}, nil
 	}

@@ -68,6 +68,15 @@ func getOne[T informers.Object](t *testing.T, f *informers.Factory, ns, name str
 	}
 	require.NoError(t, err, "%s %s/%s", inf, ns, name)
 	assert.Equal(t, 1, inf.Lister().Len(), "%s", inf)
+	// And in the other scope, an error that says which to use.
+	if ns == "" {
+		_, err = inf.Lister().Namespace("other").Get(name)
+	} else {
+		_, err = inf.Lister().Get(name)
+	}
+	var scope *informers.ScopeError
+	require.ErrorAs(t, err, &scope, "%s %s/%s", inf, ns, name)
+	assert.Equal(t, ns != "", scope.Namespaced)
 }
 
 // Every built-in kind works through one generic accessor, namespaced and
@@ -92,7 +101,7 @@ func TestFactoryBuiltInKinds(t *testing.T) {
 		&schedulingv1.PriorityClass{ObjectMeta: meta("", "pc")},
 	)
 	// A factory-wide namespace must not hide cluster-scoped objects.
-	f := informers.NewFactory(cs, informers.FactoryOptions{Namespace: "a", Backoff: fastBackoff})
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: "a", Backoff: fastBackoff})
 	kinds := []func(){
 		func() { informers.Informer[*corev1.Pod](f) },
 		func() { informers.Informer[*corev1.ConfigMap](f) },
@@ -204,10 +213,10 @@ func TestFactorySameInformer(t *testing.T) {
 	a := informers.Informer[*corev1.Pod](f)
 	b := informers.Informer[*corev1.Pod](f)
 	assert.Same(t, a, b)
-	web := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{LabelSelector: "app=web"})
+	web := informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
 	assert.NotSame(t, a, web, "selectors make another informer")
-	assert.Same(t, web, informers.Informer(f, informers.InformerOptions[*corev1.Pod]{LabelSelector: "app=web"}))
-	other := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{Namespace: "other"})
+	assert.Same(t, web, informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "app=web"}))
+	other := informers.InformerWith(f, informers.Options[*corev1.Pod]{Namespace: "other"})
 	assert.NotSame(t, a, other)
 	assert.Equal(t, schema.GroupVersionResource{Version: "v1", Resource: "pods"}, a.Resource())
 }
@@ -229,13 +238,13 @@ func TestFactoryErrors(t *testing.T) {
 		want string
 	}{
 		{"unknown type", informers.Informer[*widget](f).Err(), "not registered"},
-		{"resource held by another type", informers.Informer(f, informers.InformerOptions[*corev1.ConfigMap]{
+		{"resource held by another type", informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{
 			Resource: corev1.SchemeGroupVersion.WithResource("pods")}).Err(), "already served as *v1.Pod"},
-		{"dynamic without resource", informers.Informer[*unstructured.Unstructured](f).Err(), "needs InformerOptions.Resource"},
-		{"dynamic without client", informers.Informer(f, informers.InformerOptions[*unstructured.Unstructured]{
+		{"dynamic without resource", informers.Informer[*unstructured.Unstructured](f).Err(), "needs Options.Resource"},
+		{"dynamic without client", informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{
 			Resource: corev1.SchemeGroupVersion.WithResource("pods")}).Err(), "needs FactoryOptions.Dynamic"},
-		{"two options", informers.Informer(f, informers.InformerOptions[*corev1.Pod]{}, informers.InformerOptions[*corev1.Pod]{}).Err(), "at most one"},
-		{"another transform", informers.Informer(f, informers.InformerOptions[*corev1.Pod]{
+		{"bad selector", informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "a=b=c"}).Err(), `label selector "a=b=c"`},
+		{"another transform", informers.InformerWith(f, informers.Options[*corev1.Pod]{
 			Transform: func(p *corev1.Pod) (*corev1.Pod, error) { return p, nil }}).Err(), "another transform"},
 		{"no client", informers.Informer[*corev1.Pod](informers.NewFactory(nil)).Err(), "needs a clientset"},
 	}
@@ -266,7 +275,7 @@ func TestFactoryUserSchemeKeepsBuiltIns(t *testing.T) {
 	s := runtime.NewScheme()
 	gv := schema.GroupVersion{Group: "example.com", Version: "v1"}
 	s.AddKnownTypes(gv, &widget{})
-	f := informers.NewFactory(fake.NewClientset(&corev1.Pod{ObjectMeta: meta("a", "p")}), informers.FactoryOptions{Scheme: s})
+	f := informers.NewFactoryWith(fake.NewClientset(&corev1.Pod{ObjectMeta: meta("a", "p")}), informers.FactoryOptions{Scheme: s})
 	pods := informers.Informer[*corev1.Pod](f)
 	require.NoError(t, pods.Err())
 	w := informers.Informer[*widget](f)
@@ -342,7 +351,7 @@ func TestFactoryWaitForSyncForbidden(t *testing.T) {
 	cs.PrependReactor("list", "secrets", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(corev1.Resource("secrets"), "", errors.New(`user "bob" cannot list secrets`))
 	})
-	f := informers.NewFactory(cs, informers.FactoryOptions{Backoff: fastBackoff})
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Backoff: fastBackoff})
 	informers.Informer[*corev1.Pod](f)
 	informers.Informer[*corev1.Secret](f)
 	startFactory(t, f)
@@ -371,9 +380,9 @@ func TestFactoryDynamicAndMetadata(t *testing.T) {
 	pm := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: meta("a", "s1")}
 	md := metadatafake.NewSimpleMetadataClient(metaScheme, pm)
 
-	f := informers.NewFactory(fake.NewClientset(), informers.FactoryOptions{Dynamic: dyn, Metadata: md, Backoff: fastBackoff})
-	widgets := informers.Informer(f, informers.InformerOptions[*unstructured.Unstructured]{Resource: gvr})
-	secrets := informers.Informer(f, informers.InformerOptions[*metav1.PartialObjectMetadata]{Resource: corev1.SchemeGroupVersion.WithResource("secrets")})
+	f := informers.NewFactoryWith(fake.NewClientset(), informers.FactoryOptions{Dynamic: dyn, Metadata: md, Backoff: fastBackoff})
+	widgets := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr})
+	secrets := informers.InformerWith(f, informers.Options[*metav1.PartialObjectMetadata]{Resource: corev1.SchemeGroupVersion.WithResource("secrets")})
 	typedSecrets := informers.Informer[*corev1.Secret](f)
 	require.NoError(t, widgets.Err())
 	require.NoError(t, secrets.Err())
@@ -424,11 +433,11 @@ func TestFactoryPerInformerOptions(t *testing.T) {
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "web", Labels: map[string]string{"app": "web"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "db", Labels: map[string]string{"app": "db"}}, Spec: corev1.PodSpec{NodeName: "n1"}},
 	)
-	f := informers.NewFactory(cs, informers.FactoryOptions{StripManagedFields: true})
-	all := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{StripManagedFields: true})
+	all := informers.InformerWith(f, informers.Options[*corev1.Pod]{
 		Indexers: map[string]informers.IndexFunc[*corev1.Pod]{"node": byNode},
 	})
-	web := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{LabelSelector: "app=web"})
+	web := informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
 	startFactory(t, f)
 	syncFactory(t, f)
 	assert.Equal(t, []string{"a/web"}, names(mustList(t, web.Lister())))
@@ -440,7 +449,7 @@ func TestFactoryPerInformerOptions(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a/db"}, names(onN1))
 	// A later request may add an index to the shared informer.
-	again := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{
+	again := informers.InformerWith(f, informers.Options[*corev1.Pod]{
 		Indexers: map[string]informers.IndexFunc[*corev1.Pod]{"app": func(p *corev1.Pod) []string { return []string{p.Labels["app"]} }},
 	})
 	require.Same(t, all, again)
@@ -494,10 +503,11 @@ func TestFactoryShutdownAfterStartContextEnded(t *testing.T) {
 // cache.
 func TestFactoryCanonicalSelectors(t *testing.T) {
 	f := informers.NewFactory(fake.NewClientset())
-	a := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{LabelSelector: "app=web,tier=front", FieldSelector: "spec.nodeName=n1,status.phase=Running"})
-	b := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{LabelSelector: "tier=front, app=web", FieldSelector: "status.phase=Running,spec.nodeName=n1"})
-	c := informers.Informer(f, informers.InformerOptions[*corev1.Pod]{LabelSelector: "tier=back,app=web"})
+	a := informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "app=web,tier=front", FieldSelector: "spec.nodeName=n1,status.phase=Running"})
+	b := informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "tier=front, app=web", FieldSelector: "status.phase=Running,spec.nodeName=n1"})
+	c := informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "tier=back,app=web"})
 	require.NoError(t, a.Err())
 	assert.Same(t, a, b)
 	assert.NotSame(t, a, c)
+	require.ErrorIs(t, f.WaitForSync(context.Background()), informers.ErrNotStarted)
 }

@@ -120,10 +120,10 @@ func (r *Registration[T]) WaitForSync(ctx context.Context) error {
 }
 
 // Backlog returns the number of events queued for the handler, including
-// the one being delivered. A queued event costs 24 bytes plus the objects
-// it refers to, which the cache usually holds anyway; the queue grows
-// without bound while the handler falls behind and shrinks once it has
-// caught up.
+// the one being delivered. A queued event costs 24 bytes plus the object
+// versions it refers to: the cache holds only each object's latest, so a
+// queued update keeps its own version alive. The queue grows without bound
+// while the handler falls behind and shrinks once it has caught up.
 func (r *Registration[T]) Backlog() int { return r.listener.Backlog() }
 
 // Remove stops delivery to the handler: its queued events are dropped and
@@ -137,3 +137,20 @@ func (r *Registration[T]) Remove() {
 // Done is closed once the handler has been removed, or the informer has
 // stopped, and no call to it is in progress.
 func (r *Registration[T]) Done() <-chan struct{} { return r.listener.Done() }
+
+// String names the handler and its informer.
+func (r *Registration[T]) String() string { return fmt.Sprintf("handler %s of %s", r.name, r.inf.desc) }
+
+// AnyRegistration is a *Registration[T] of any T, for code that keeps the
+// registrations of several informers together.
+type AnyRegistration interface {
+	fmt.Stringer
+	Name() string
+	HasSynced() bool
+	WaitForSync(ctx context.Context) error
+	Backlog() int
+	Remove()
+	Done() <-chan struct{}
+}
+
+var _ AnyRegistration = (*Registration[Object])(nil)

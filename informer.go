@@ -23,7 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 
 	"github.com/kubetyped/informers/internal/dispatch"
@@ -37,41 +36,6 @@ import (
 type Object interface {
 	runtime.Object
 	metav1.Object
-}
-
-// Options configures an informer. The zero value is valid.
-type Options[T Object] struct {
-	// Resource is the informer's resource. It names the informer in errors
-	// and logs and sets the GroupResource of NotFound errors from listers.
-	// If empty, it is derived from T through client-go's scheme.
-	Resource schema.GroupVersionResource
-	// ResyncPeriod is the default resync period of handlers: every period,
-	// each handler receives the whole cache as updates. 0 means never.
-	ResyncPeriod time.Duration
-	// Indexers are indexes to create before the informer starts. The name
-	// "namespace" is taken by the built-in namespace index.
-	Indexers map[string]IndexFunc[T]
-	// Transform, if set, changes each object before it is stored and
-	// handed to handlers; see StripManagedFields.
-	Transform TransformFunc[T]
-	// OnError, if set, receives every error the informer meets: failed
-	// requests (*ListWatchError), panicking handlers (*HandlerPanicError),
-	// transforms (*TransformError) and index functions (*IndexError).
-	// It must return quickly. If nil, errors are logged.
-	OnError func(error)
-	// Backoff sets the delays between retries after failures; nil means
-	// client-go's (0.8s doubling to 30s with jitter, reset after 2 minutes).
-	Backoff *wait.Backoff
-	// MinWatchTimeout is the shortest server-side watch timeout, at least 5
-	// minutes, as in client-go, to spare the control plane reconnections;
-	// shorter values are raised to it. Each watch asks for a random
-	// timeout between it and twice it.
-	MinWatchTimeout time.Duration
-	// PageSize, if positive, pages every list by that many objects. 0 pages
-	// by 500 the lists that the API server's watch cache cannot serve
-	// whole, and leaves a relist at a known version in one piece, so that
-	// the watch cache serves it, as client-go does.
-	PageSize int64
 }
 
 // SharedInformer is a typed cache of objects of type T, kept in step with
@@ -145,11 +109,20 @@ type runner interface {
 	UsesWatchList() bool
 }
 
-// NewInformer returns an informer over lw; Run runs it. It fails if lw lacks
-// its functions or an index name in opts is taken.
+// NewInformer returns an informer over lw; Run runs it. The selectors of
+// opts narrow every request of lw, whose namespace is its own. It fails if
+// lw lacks its functions, opts sets a namespace, a selector does not parse
+// or an index name in opts is taken.
 func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*SharedInformer[T], error) {
 	if lw == nil || lw.ListFunc == nil || lw.WatchFunc == nil {
 		return nil, fmt.Errorf("informers: NewInformer[%T]: ListWatch needs ListFunc and WatchFunc", *new(T))
+	}
+	if opts.Namespace != "" {
+		return nil, fmt.Errorf("informers: NewInformer[%T]: Options.Namespace is for a Factory; the ListWatch's client sets the namespace", *new(T))
+	}
+	sel, err := newSelection("", opts.LabelSelector, opts.FieldSelector)
+	if err != nil {
+		return nil, fmt.Errorf("informers: NewInformer[%T]: %w", *new(T), err)
 	}
 	if opts.Resource.Empty() {
 		if gvr, err := guessResource[T](); err == nil {
@@ -163,6 +136,7 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 		}
 	}
 	lwCopy := *lw
+	lwCopy.Tweak = sel.narrow(lw.Tweak)
 	minWatchTimeout := opts.MinWatchTimeout
 	if minWatchTimeout < defaultMinWatchTimeout {
 		minWatchTimeout = defaultMinWatchTimeout

@@ -36,6 +36,8 @@ func (l Lister[T]) Select(sel labels.Selector) iter.Seq[T] {
 }
 
 // Get returns the cluster-scoped object called name, or a NotFound error.
+// On a namespaced resource it returns a *ScopeError (once the cache holds
+// any object to tell the scope by): use Namespace(ns).Get.
 func (l Lister[T]) Get(name string) (T, error) {
 	return l.r.get("", name)
 }

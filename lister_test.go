@@ -58,7 +58,7 @@ func TestLister(t *testing.T) {
 	require.ErrorAs(t, err, &status)
 	assert.Equal(t, "pods", status.Status().Details.Kind)
 	_, err = l.Get("web-0")
-	assert.True(t, apierrors.IsNotFound(err), "cluster-scoped Get does not see namespaced objects")
+	assert.ErrorAs(t, err, new(*informers.ScopeError), "cluster-scoped Get does not see namespaced objects")
 	assert.Equal(t, 4, l.Len())
 	nsIndex, ok := inf.Index(informers.NamespaceIndex)
 	require.True(t, ok)
@@ -81,4 +81,25 @@ func TestLister(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, n)
+}
+
+// Get in the wrong scope says so instead of answering NotFound for an
+// object that is cached.
+func TestListerWrongScope(t *testing.T) {
+	src := newPodSource()
+	mustAdd(t, src, pod("a", "web", nil))
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+
+	_, err = inf.Lister().Get("web")
+	var scope *informers.ScopeError
+	require.ErrorAs(t, err, &scope)
+	assert.True(t, scope.Namespaced)
+	assert.Contains(t, err.Error(), "use Lister().Namespace(ns).Get")
+	assert.False(t, apierrors.IsNotFound(err))
+
+	_, err = inf.Lister().Namespace("b").Get("web")
+	assert.True(t, apierrors.IsNotFound(err), "a namespace without the object: NotFound")
 }

@@ -17,17 +17,13 @@ type List interface {
 }
 
 // ListWatch lists and watches objects of type T whose list type is L. Build
-// one with FromClient or NewListWatch; the selector and tweak fields narrow
-// every request it makes.
+// one with FromClient or NewListWatch; its namespace is its functions'.
+// NewInformer adds the selectors of its Options to every request.
 type ListWatch[T Object, L List] struct {
 	// ListFunc lists objects.
 	ListFunc func(ctx context.Context, opts metav1.ListOptions) (L, error)
 	// WatchFunc watches objects; its events carry T.
 	WatchFunc func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
-	// LabelSelector and FieldSelector, if set, restrict what is listed and
-	// watched, in the syntax of metav1.ListOptions.
-	LabelSelector string
-	FieldSelector string
 	// Tweak, if set, edits the options of every request last.
 	Tweak func(*metav1.ListOptions)
 	// DisableWatchList turns off watch-list streaming, for sources that do
@@ -66,36 +62,17 @@ func FromClient[T Object, L List](c Client[L]) *ListWatch[T, L] {
 	return &ListWatch[T, L]{ListFunc: c.List, WatchFunc: c.Watch, DisableWatchList: fake}
 }
 
-// WithSelectors returns a copy of lw restricted by label and field
-// selectors; empty strings leave the current ones.
-func (lw *ListWatch[T, L]) WithSelectors(labelSelector, fieldSelector string) *ListWatch[T, L] {
-	c := *lw
-	if labelSelector != "" {
-		c.LabelSelector = labelSelector
-	}
-	if fieldSelector != "" {
-		c.FieldSelector = fieldSelector
-	}
-	return &c
-}
-
-// List lists with the selectors and tweak applied.
+// List lists with the tweak applied.
 func (lw *ListWatch[T, L]) List(ctx context.Context, opts metav1.ListOptions) (L, error) {
 	return lw.ListFunc(ctx, lw.options(opts))
 }
 
-// Watch watches with the selectors and tweak applied.
+// Watch watches with the tweak applied.
 func (lw *ListWatch[T, L]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	return lw.WatchFunc(ctx, lw.options(opts))
 }
 
 func (lw *ListWatch[T, L]) options(opts metav1.ListOptions) metav1.ListOptions {
-	if lw.LabelSelector != "" {
-		opts.LabelSelector = lw.LabelSelector
-	}
-	if lw.FieldSelector != "" {
-		opts.FieldSelector = lw.FieldSelector
-	}
 	if lw.Tweak != nil {
 		lw.Tweak(&opts)
 	}

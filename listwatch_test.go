@@ -39,9 +39,12 @@ func TestListWatchSelectorsAndTweak(t *testing.T) {
 		pod("b", "web", map[string]string{"app": "web"}),
 	)
 	var tweaked int
-	lw := src.ListWatch("").WithSelectors("app=web", "metadata.namespace=a")
+	lw := src.ListWatch("")
 	lw.Tweak = func(o *metav1.ListOptions) { tweaked++ }
-	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	_, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Namespace: "a"})
+	require.ErrorContains(t, err, "Options.Namespace is for a Factory")
+	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{
+		LabelSelector: "app=web", FieldSelector: "metadata.namespace=a", Backoff: fastBackoff})
 	require.NoError(t, err)
 	run(t, inf)
 	waitSynced(t, inf)

@@ -26,13 +26,23 @@ func newReader[T Object](st *store.Store[T], resource schema.GroupResource) *rea
 	return r
 }
 
-// get returns the object ns/name, or a NotFound error.
+// get returns the object ns/name, or a NotFound error; or a *ScopeError
+// if the cache shows that the resource is not of the scope asked for.
 func (r *reader[T]) get(ns, name string) (T, error) {
 	obj, ok := r.store.Get(types.NamespacedName{Namespace: ns, Name: name})
-	if !ok {
-		return obj, apierrors.NewNotFound(r.resource, name)
+	if ok {
+		return obj, nil
 	}
-	return obj, nil
+	// The scope is read off the cache: objects with a namespace mean a
+	// namespaced resource, objects without one a cluster-scoped one.
+	total, clusterScoped := r.store.Len(), r.store.CountNamespace("")
+	switch {
+	case ns == "" && clusterScoped < total:
+		return obj, &ScopeError{Resource: r.resource, Name: name, Namespaced: true}
+	case ns != "" && total > 0 && clusterScoped == total:
+		return obj, &ScopeError{Resource: r.resource, Name: name}
+	}
+	return obj, apierrors.NewNotFound(r.resource, name)
 }
 
 // iterate yields the objects fill appends to a pooled buffer. The buffer

@@ -1,18 +1,12 @@
 package informers
 
 import (
-	"cmp"
 	"fmt"
 	"reflect"
-	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
@@ -89,29 +83,4 @@ func guessResource[T Object]() (schema.GroupVersionResource, error) {
 		return schema.GroupVersionResource{}, err
 	}
 	return resourceFor(gvk), nil
-}
-
-// canonicalSelectors parses label and field selectors and spells them in
-// one canonical way, so that equivalent spellings select one informer.
-func canonicalSelectors(labelSel, fieldSel string) (string, string, error) {
-	ls, err := labels.Parse(labelSel)
-	if err != nil {
-		return "", "", fmt.Errorf("label selector %q: %w", labelSel, err)
-	}
-	fs, err := fields.ParseSelector(fieldSel)
-	if err != nil {
-		return "", "", fmt.Errorf("field selector %q: %w", fieldSel, err)
-	}
-	reqs := fs.Requirements()
-	slices.SortFunc(reqs, func(a, b fields.Requirement) int {
-		return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Operator, b.Operator), cmp.Compare(a.Value, b.Value))
-	})
-	terms := make([]string, len(reqs))
-	for n, r := range reqs {
-		terms[n] = fields.OneTermEqualSelector(r.Field, r.Value).String()
-		if r.Operator == selection.NotEquals {
-			terms[n] = fields.OneTermNotEqualSelector(r.Field, r.Value).String()
-		}
-	}
-	return ls.String(), strings.Join(terms, ","), nil
 }

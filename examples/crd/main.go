@@ -77,7 +77,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 	// No clientset: the factory reaches the server through RESTConfig, and
 	// learns from Scheme that *Greeting is the kind Greeting of
 	// demo.example.com/v1, served as the resource greetings.
-	factory := informers.NewFactory(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: newScheme()})
+	factory := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: newScheme()})
 	typed := informers.Informer[*Greeting](factory)
 	c := &controller{
 		dynamic:   dyn,
@@ -102,7 +102,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 
 	// The same resource without a Go type: name the resource, and read
 	// fields by path.
-	untyped := informers.Informer(factory, informers.InformerOptions[*unstructured.Unstructured]{Resource: greetings})
+	untyped := informers.InformerWith(factory, informers.Options[*unstructured.Unstructured]{Resource: greetings})
 	_, err = untyped.AddHandler(informers.HandlerFuncs[*unstructured.Unstructured]{
 		OnAdd: func(u *unstructured.Unstructured, _ bool) {
 			whom, _, _ := unstructured.NestedString(u.Object, "spec", "name")

@@ -60,7 +60,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 		return err
 	}
 	// StripManagedFields saves memory: we never read managedFields.
-	factory := informers.NewFactory(clientset, informers.FactoryOptions{StripManagedFields: true})
+	factory := informers.NewFactoryWith(clientset, informers.FactoryOptions{StripManagedFields: true})
 	pods := informers.Informer[*corev1.Pod](factory)
 
 	// The handler only notes that something changed; the loop below prints.

@@ -86,10 +86,10 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 	factory := informers.NewFactory(clientset)
 	// Each informer caches only what the controller reads: the labelled
 	// secrets of one namespace, the mirrors in the other.
-	sources := informers.Informer(factory, informers.InformerOptions[*corev1.Secret]{
+	sources := informers.InformerWith(factory, informers.Options[*corev1.Secret]{
 		Namespace: o.From, LabelSelector: mirrorLabel + "=true",
 	})
-	mirrors := informers.Informer(factory, informers.InformerOptions[*corev1.Secret]{
+	mirrors := informers.InformerWith(factory, informers.Options[*corev1.Secret]{
 		Namespace: o.To, LabelSelector: sourceLabel + "=" + o.From,
 	})
 	c := &controller{

@@ -119,10 +119,10 @@ func TestCustomResource(t *testing.T) {
 	w := &wire{}
 	cfg := env.Config()
 	cfg.WrapTransport = w.wrap
-	f := informers.NewFactory(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: gadgetScheme(t), Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: gadgetScheme(t), Namespace: ns, Backoff: fastBackoff})
 	typed := informers.Informer[*Gadget](f)
 	require.NoError(t, typed.Err())
-	untyped := informers.Informer(f, informers.InformerOptions[*unstructured.Unstructured]{Resource: gadgetGV.WithResource("gadgets")})
+	untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gadgetGV.WithResource("gadgets")})
 	require.NoError(t, untyped.Err())
 	startFactory(t, f)
 

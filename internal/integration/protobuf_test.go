@@ -41,9 +41,9 @@ func TestProtobufOnTheWire(t *testing.T) {
 			var f *informers.Factory
 			if viaConfig {
 				opts.RESTConfig = cfg
-				f = informers.NewFactory(nil, opts)
+				f = informers.NewFactoryWith(nil, opts)
 			} else {
-				f = informers.NewFactory(clientset(t, cfg), opts)
+				f = informers.NewFactoryWith(clientset(t, cfg), opts)
 			}
 			cms := informers.Informer[*corev1.ConfigMap](f)
 			deploys := informers.Informer[*appsv1.Deployment](f)

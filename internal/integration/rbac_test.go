@@ -51,7 +51,7 @@ func TestForbiddenIsReportedPromptly(t *testing.T) {
 				}, "list allowed")
 			}
 
-			f := informers.NewFactory(clientset(t, env.RestrictedConfig()), informers.FactoryOptions{Namespace: ns})
+			f := informers.NewFactoryWith(clientset(t, env.RestrictedConfig()), informers.FactoryOptions{Namespace: ns})
 			cms := informers.Informer[*corev1.ConfigMap](f)
 			startFactory(t, f)
 			start := time.Now()

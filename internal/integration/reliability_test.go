@@ -29,7 +29,7 @@ func TestEmptyNamespaceResumes(t *testing.T) {
 	net := newPartition()
 	cfg := env.Config()
 	cfg.WrapTransport = net.wrap
-	f := informers.NewFactory(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	seen := newTracker[*corev1.ConfigMap]()
 	reg, err := inf.AddHandler(seen)
@@ -71,7 +71,7 @@ func TestReleaseAndShutdownEndWatchStreams(t *testing.T) {
 	ctx := ctxFor(t, time.Minute)
 	for _, release := range []bool{true, false} {
 		before := goleak.IgnoreCurrent()
-		f := informers.NewFactory(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns})
+		f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns})
 		cms := informers.Informer[*corev1.ConfigMap](f)
 		informers.Informer[*corev1.Secret](f)
 		runCtx, cancel := context.WithCancel(context.Background())

@@ -34,7 +34,7 @@ func TestRelistAfterCompaction(t *testing.T) {
 	net := newPartition()
 	cfg := env.Config()
 	cfg.WrapTransport = net.wrap
-	f := informers.NewFactory(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	seen := newTracker[*corev1.ConfigMap]()
 	reg, err := inf.AddHandler(seen)
@@ -86,7 +86,7 @@ func TestRestarts(t *testing.T) {
 	ns := namespace(t, admin)
 	ctx := ctxFor(t, 3*time.Minute)
 
-	f := informers.NewFactory(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	seen := newTracker[*corev1.ConfigMap]()
 	_, err := inf.AddHandler(seen)

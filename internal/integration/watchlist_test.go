@@ -62,7 +62,7 @@ func TestWatchListIsUsed(t *testing.T) {
 	w := &wire{}
 	cfg := env.Config()
 	cfg.WrapTransport = w.wrap
-	f := informers.NewFactory(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	startFactory(t, f)
 	require.NoError(t, f.WaitForSync(ctxFor(t, time.Minute)))
@@ -107,7 +107,7 @@ func TestFallbackWhenServerRefusesWatchList(t *testing.T) {
 	w := &wire{}
 	cfg := env.Config()
 	cfg.WrapTransport = w.wrap
-	f := informers.NewFactory(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	startFactory(t, f)
 	require.NoError(t, f.WaitForSync(ctxFor(t, time.Minute)))

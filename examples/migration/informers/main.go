@@ -78,10 +78,10 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 	if err != nil {
 		return err
 	}
-	factory := informers.NewFactory(clientset, informers.FactoryOptions{Namespace: o.Namespace})
+	factory := informers.NewFactoryWith(clientset, informers.FactoryOptions{Namespace: o.Namespace})
 	pods := informers.Informer[*corev1.Pod](factory)
 	// Selectors are per informer: the pods informer above sees all pods.
-	configMaps := informers.Informer(factory, informers.InformerOptions[*corev1.ConfigMap]{
+	configMaps := informers.InformerWith(factory, informers.Options[*corev1.ConfigMap]{
 		FieldSelector: "metadata.name=" + configMapName,
 	})
 	c := &controller{

@@ -1,0 +1,128 @@
+package informers
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+)
+
+// Options configures one informer, the same way for both entry points:
+// InformerWith, which asks a Factory for it, and NewInformer, which builds
+// it over a ListWatch. The zero value is valid.
+//
+// Through a Factory, Namespace, the selectors and Resource tell informers
+// apart: asking twice with the same ones returns the same informer. The
+// other fields apply when the informer is created; a later request may add
+// indexes but may not set another transform or resync period. Zero tuning
+// fields (OnError, Backoff, MinWatchTimeout, PageSize) take the factory's.
+type Options[T Object] struct {
+	// Namespace limits the informer to one namespace; "" means the
+	// factory's (all namespaces by default). NewInformer takes its
+	// namespace from its ListWatch and rejects this field.
+	Namespace string
+	// LabelSelector and FieldSelector restrict what is listed, watched and
+	// cached, in the syntax of metav1.ListOptions. Equivalent spellings
+	// name the same informer.
+	LabelSelector, FieldSelector string
+	// Resource is the informer's resource. It is required for
+	// *unstructured.Unstructured (a dynamic informer) and
+	// *metav1.PartialObjectMetadata (a metadata-only informer); otherwise
+	// it is derived from T's kind. It names the informer in errors and
+	// logs and sets the GroupResource of NotFound errors from listers.
+	Resource schema.GroupVersionResource
+	// ResyncPeriod is the default resync period of handlers: every period,
+	// each handler receives the whole cache as updates. 0 means the
+	// factory's, or never.
+	ResyncPeriod time.Duration
+	// Indexers are indexes to create before the informer starts. The name
+	// "namespace" is taken by the built-in namespace index.
+	Indexers map[string]IndexFunc[T]
+	// Transform, if set, changes each object before it is stored and
+	// handed to handlers; it runs after the factory's StripManagedFields.
+	Transform TransformFunc[T]
+
+	// OnError, if set, receives every error the informer meets: failed
+	// requests (*ListWatchError), panicking handlers (*HandlerPanicError),
+	// transforms (*TransformError) and index functions (*IndexError).
+	// It must return quickly. If nil, errors are logged.
+	OnError func(error)
+	// Backoff sets the delays between retries after failures; nil means
+	// client-go's (0.8s doubling to 30s with jitter, reset after 2 minutes).
+	Backoff *wait.Backoff
+	// MinWatchTimeout is the shortest server-side watch timeout, at least 5
+	// minutes, as in client-go, to spare the control plane reconnections;
+	// shorter values are raised to it. Each watch asks for a random
+	// timeout between it and twice it.
+	MinWatchTimeout time.Duration
+	// PageSize, if positive, pages every list by that many objects. 0 pages
+	// by 500 the lists that the API server's watch cache cannot serve
+	// whole, and leaves a relist at a known version in one piece, so that
+	// the watch cache serves it, as client-go does.
+	PageSize int64
+}
+
+// FactoryOptions configures a Factory: how it reaches the server, and the
+// defaults of its informers' Options. The zero value is valid.
+type FactoryOptions struct {
+	// Namespace limits every namespaced informer to one namespace; ""
+	// means all. Options.Namespace overrides it per informer.
+	Namespace string
+	// Tweak edits the options of every list and watch request.
+	Tweak func(*metav1.ListOptions)
+	// StripManagedFields drops metadata.managedFields from every cached
+	// object, typically a fifth to two fifths of its memory.
+	StripManagedFields bool
+	// ResyncPeriod is the default resync period of handlers; 0 means never.
+	ResyncPeriod time.Duration
+
+	// OnError, Backoff, MinWatchTimeout and PageSize are the defaults of
+	// the Options fields of the same names.
+	OnError         func(error)
+	Backoff         *wait.Backoff
+	MinWatchTimeout time.Duration
+	PageSize        int64
+
+	// Scheme maps Go types to kinds, in addition to client-go's scheme of
+	// built-in types, which serves every type Scheme does not register.
+	// Types outside client-go's scheme (custom resources) need RESTConfig.
+	Scheme *runtime.Scheme
+	// RESTConfig, if set, is used to reach the server instead of the
+	// clientset, for every typed informer, and to create the dynamic and
+	// metadata clients that Dynamic and Metadata informers need.
+	RESTConfig *rest.Config
+	// Dynamic and Metadata override the clients made from RESTConfig, for
+	// example with client-go's fakes.
+	Dynamic  dynamic.Interface
+	Metadata metadata.Interface
+	// ShutdownGracePeriod bounds how long Shutdown and Release wait for
+	// handlers to return when their context has already ended; 0 means 30
+	// seconds.
+	ShutdownGracePeriod time.Duration
+}
+
+// withDefaults returns o with its zero tuning fields and resync period
+// taken from the factory's options.
+func (o Options[T]) withDefaults(f FactoryOptions) Options[T] {
+	if o.ResyncPeriod == 0 {
+		o.ResyncPeriod = f.ResyncPeriod
+	}
+	if o.OnError == nil {
+		o.OnError = f.OnError
+	}
+	if o.Backoff == nil {
+		o.Backoff = f.Backoff
+	}
+	if o.MinWatchTimeout == 0 {
+		o.MinWatchTimeout = f.MinWatchTimeout
+	}
+	if o.PageSize == 0 {
+		o.PageSize = f.PageSize
+	}
+	return o
+}

@@ -1,0 +1,64 @@
+package informers
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	op "k8s.io/apimachinery/pkg/selection"
+)
+
+// selection is what an informer caches of its resource: a namespace ("" for
+// all) and label and field selectors, spelled canonically, so that it is
+// both what a Factory tells informers apart by and what requests send.
+type selection struct {
+	namespace, labels, fields string
+}
+
+// newSelection parses the selectors and spells them canonically, so that
+// equivalent spellings select one informer.
+func newSelection(namespace, labelSel, fieldSel string) (selection, error) {
+	ls, err := labels.Parse(labelSel)
+	if err != nil {
+		return selection{}, fmt.Errorf("label selector %q: %w", labelSel, err)
+	}
+	fs, err := fields.ParseSelector(fieldSel)
+	if err != nil {
+		return selection{}, fmt.Errorf("field selector %q: %w", fieldSel, err)
+	}
+	reqs := fs.Requirements()
+	slices.SortFunc(reqs, func(a, b fields.Requirement) int {
+		return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Operator, b.Operator), cmp.Compare(a.Value, b.Value))
+	})
+	terms := make([]string, len(reqs))
+	for n, r := range reqs {
+		terms[n] = fields.OneTermEqualSelector(r.Field, r.Value).String()
+		if r.Operator == op.NotEquals {
+			terms[n] = fields.OneTermNotEqualSelector(r.Field, r.Value).String()
+		}
+	}
+	return selection{namespace: namespace, labels: ls.String(), fields: strings.Join(terms, ",")}, nil
+}
+
+// narrow returns a tweak that sets the selectors of s on a request, then
+// applies tweak, if any.
+func (s selection) narrow(tweak func(*metav1.ListOptions)) func(*metav1.ListOptions) {
+	if s.labels == "" && s.fields == "" {
+		return tweak
+	}
+	return func(opts *metav1.ListOptions) {
+		if s.labels != "" {
+			opts.LabelSelector = s.labels
+		}
+		if s.fields != "" {
+			opts.FieldSelector = s.fields
+		}
+		if tweak != nil {
+			tweak(opts)
+		}
+	}
+}
