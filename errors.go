@@ -59,11 +59,17 @@ type NotSyncedError struct {
 	LastErr error
 	// Err is the context's error if the wait ended on it.
 	Err error
+	// WaitingForResource says the informer waits for its resource to be
+	// served (Options.WaitForResource): the server answered 404.
+	WaitingForResource bool
 }
 
 func (e *NotSyncedError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "informers: cache of %s not synced", e.Resource)
+	if e.WaitingForResource {
+		b.WriteString(": waiting for the resource to be served")
+	}
 	if e.Err != nil {
 		fmt.Fprintf(&b, " (%v)", e.Err)
 	}

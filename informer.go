@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -150,12 +151,24 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 			PageSize:        opts.PageSize,
 			Backoff:         opts.Backoff,
 			MinWatchTimeout: minWatchTimeout,
+			NotServedRetry:  notServedRetry(opts.WaitForResource),
 			OnError:         onErr,
 			OnSuccess:       onOK,
 			Logger:          log,
 		}, sink)
 	}
 	return i, nil
+}
+
+// resourcePoll is how often an informer with Options.WaitForResource asks
+// again for a resource the server does not serve.
+const resourcePoll = 500 * time.Millisecond
+
+func notServedRetry(waitForResource bool) time.Duration {
+	if waitForResource {
+		return resourcePoll
+	}
+	return 0
 }
 
 // defaultMinWatchTimeout is the floor of Options.MinWatchTimeout.
@@ -258,6 +271,8 @@ func (i *SharedInformer[T]) HasSynced() bool { return i.synced.Load() }
 // and a *NotSyncedError if ctx ends first or, without waiting further, if
 // the last list or watch failed in a way that retrying alone will not fix
 // (403 Forbidden, 401, 404 for a resource the server does not serve...).
+// With Options.WaitForResource, a 404 is waited out: the error, if ctx
+// ends, says the informer is waiting for its resource.
 // The informer keeps retrying in the background either way.
 func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 	if i.failed != nil {
@@ -270,11 +285,12 @@ func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 		if i.HasSynced() {
 			return nil
 		}
-		if lastErr != nil && isPermanent(lastErr) {
+		waiting := i.opts.WaitForResource && apierrors.IsNotFound(lastErr)
+		if lastErr != nil && isPermanent(lastErr) && !waiting {
 			return &NotSyncedError{Resource: i.desc, LastErr: lastErr}
 		}
 		if state == stopped {
-			return &NotSyncedError{Resource: i.desc, LastErr: lastErr, Err: ErrStopped}
+			return &NotSyncedError{Resource: i.desc, LastErr: lastErr, Err: ErrStopped, WaitingForResource: waiting}
 		}
 		select {
 		case <-i.syncedCh:
@@ -282,7 +298,7 @@ func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 		case <-changed:
 		case <-i.stopped:
 		case <-ctx.Done():
-			return &NotSyncedError{Resource: i.desc, LastErr: lastErr, Err: ctx.Err()}
+			return &NotSyncedError{Resource: i.desc, LastErr: lastErr, Err: ctx.Err(), WaitingForResource: waiting}
 		}
 	}
 }

@@ -46,6 +46,12 @@ type Options[T Object] struct {
 	// Transform, if set, changes each object before it is stored and
 	// handed to handlers; it runs after the factory's StripManagedFields.
 	Transform TransformFunc[T]
+	// WaitForResource makes an informer whose resource is not served yet
+	// (a custom resource whose definition is not installed) wait for it:
+	// it asks again every 500 ms instead of backing off, so it syncs
+	// soon after the resource appears, and WaitForSync waits instead of
+	// failing at once with 404, saying it is waiting for the resource.
+	WaitForResource bool
 
 	// OnError, if set, receives every error the informer meets: failed
 	// requests (*ListWatchError), panicking handlers (*HandlerPanicError),

@@ -61,16 +61,23 @@ func gadgetScheme(t *testing.T) *runtime.Scheme {
 	return s
 }
 
-// createGadgetCRD creates the CustomResourceDefinition and waits until the
-// server serves it.
+// createGadgetCRD creates the CustomResourceDefinition of gadgets in
+// toys.example.com and waits until the server serves it.
 func createGadgetCRD(t *testing.T, dyn dynamic.Interface, ctx context.Context) {
+	t.Helper()
+	createGadgetCRDIn(t, dyn, ctx, gadgetGV.Group)
+}
+
+// createGadgetCRDIn creates the CustomResourceDefinition of gadgets in
+// group and waits until the server serves it.
+func createGadgetCRDIn(t *testing.T, dyn dynamic.Interface, ctx context.Context, group string) {
 	t.Helper()
 	crd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1",
 		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": "gadgets.toys.example.com"},
+		"metadata":   map[string]any{"name": "gadgets." + group},
 		"spec": map[string]any{
-			"group": "toys.example.com",
+			"group": group,
 			"scope": "Namespaced",
 			"names": map[string]any{"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
 			"versions": []any{map[string]any{
@@ -89,8 +96,9 @@ func createGadgetCRD(t *testing.T, dyn dynamic.Interface, ctx context.Context) {
 	_, err := dyn.Resource(crdRes).Create(ctx, crd, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = dyn.Resource(crdRes).Delete(context.Background(), crd.GetName(), metav1.DeleteOptions{}) })
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}
 	eventually(t, time.Minute, func() bool {
-		_, err := dyn.Resource(gadgetGV.WithResource("gadgets")).List(ctx, metav1.ListOptions{})
+		_, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
 		return err == nil
 	}, "the CRD is served")
 }
@@ -154,4 +162,39 @@ func TestCustomResource(t *testing.T) {
 			assert.Contains(t, ex.contentType, "application/json", ex.url)
 		}
 	}
+}
+
+// An informer with WaitForResource, requested before its CRD exists, waits
+// for it (WaitForSync says so, and does not fail at once) and syncs within
+// 2 seconds of the resource being served.
+func TestWaitForResource(t *testing.T) {
+	noLeaks(t)
+	env := testenv.Shared(t)
+	admin := clientset(t, env.Config())
+	ns := namespace(t, admin)
+	dyn, err := dynamic.NewForConfig(env.Config())
+	require.NoError(t, err)
+	ctx := ctxFor(t, 2*time.Minute)
+	gvr := schema.GroupVersionResource{Group: "later.example.com", Version: "v1", Resource: "gadgets"}
+
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: ns})
+	later := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr, WaitForResource: true})
+	require.NoError(t, later.Err())
+	startFactory(t, f)
+
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	err = later.WaitForSync(short)
+	var notSynced *informers.NotSyncedError
+	require.ErrorAs(t, err, &notSynced)
+	assert.True(t, notSynced.WaitingForResource, "%v", err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "waited instead of failing at once")
+	assert.Contains(t, err.Error(), "waiting for the resource to be served")
+
+	createGadgetCRDIn(t, dyn, ctx, gvr.Group)
+	served := time.Now()
+	within, cancel2 := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel2()
+	require.NoError(t, later.WaitForSync(within), "synced within 2s of the resource being served")
+	t.Logf("synced %v after the resource was served", time.Since(served))
 }

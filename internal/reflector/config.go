@@ -107,6 +107,11 @@ type Config[L List] struct {
 	// asks for a random timeout between it and twice it. 0 means 5 minutes.
 	// It is used as given: callers enforce their own floor.
 	MinWatchTimeout time.Duration
+	// NotServedRetry, if positive, is how soon to retry after a list
+	// failed with 404 Not Found, the resource not being served (a custom
+	// resource whose definition is not installed yet), instead of backing
+	// off: the informer starts soon after the resource appears.
+	NotServedRetry time.Duration
 	// Clock tells time for backoff, timeouts and the watch-list fallback;
 	// nil means the real clock.
 	Clock clock.WithTicker

@@ -50,6 +50,7 @@ type Reflector[T Object, L List] struct {
 	rv            string // the resource version the sink is at
 	rvUnavailable bool   // the last request with rv got 410 or "too large"
 	paginated     bool   // the server paged a list at "0": its watch cache is off
+	notServed     bool   // the last list failed with 404: the resource is not served
 
 	mu        sync.Mutex
 	published string // rv as of the last flush, for other goroutines
@@ -111,10 +112,18 @@ func (r *Reflector[T, L]) Run(ctx context.Context) {
 	defer r.log.V(3).Info("Stopped reflector")
 	for ctx.Err() == nil {
 		r.listAndWatch(ctx)
-		if !r.sleep(ctx, r.delay()) {
+		if !r.sleep(ctx, r.retryDelay()) {
 			return
 		}
 	}
+}
+
+// retryDelay is how long to wait before listing again.
+func (r *Reflector[T, L]) retryDelay() time.Duration {
+	if r.notServed && r.cfg.NotServedRetry > 0 {
+		return r.cfg.NotServedRetry
+	}
+	return r.delay()
 }
 
 // listAndWatch brings the sink in step, then follows the watch until it
@@ -158,9 +167,11 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 			opts = metav1.ListOptions{Limit: r.pageSize(rv)}
 			continue
 		default:
+			r.notServed = apierrors.IsNotFound(err)
 			r.cfg.OnError(OpList, err)
 			return false
 		}
+		r.notServed = false
 		if opts.Continue == "" && rv == "0" && list.GetContinue() != "" {
 			r.paginated = true
 		}

@@ -356,3 +356,32 @@ func TestShortWatchRelists(t *testing.T) {
 		})
 	}
 }
+
+// A resource that is not served yet (404) is listed again after
+// NotServedRetry, not after a growing backoff.
+func TestNotServedRetry(t *testing.T) {
+	notServed := apierrors.NewNotFound(corev1.Resource("gadgets"), "")
+	clk := clocktesting.NewFakeClock(time.Now())
+	s := &scripted{watches: make(chan *watch.FakeWatcher, 10), lists: []listCall{
+		{err: notServed}, {err: notServed}, {err: notServed}, {resp: podList("10", "", "a")},
+	}}
+	sink := newSink()
+	r := New[*corev1.Pod, *corev1.PodList](Config[*corev1.PodList]{
+		Description:    "gadgets",
+		List:           s.list,
+		Watch:          s.watch,
+		Backoff:        &wait.Backoff{Duration: time.Hour, Factor: 2, Steps: 10},
+		NotServedRetry: 500 * time.Millisecond,
+		Clock:          clk,
+	}, sink)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	start := clk.Now()
+	stepUntil(t, clk, 500*time.Millisecond, func() bool { return len(s.watches) > 0 })
+	<-sink.synced
+	assert.Len(t, s.listOpts(), 4)
+	assert.LessOrEqual(t, clk.Since(start), 1500*time.Millisecond, "three retries of 500ms, no hour of backoff")
+}
