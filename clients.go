@@ -30,6 +30,7 @@ import (
 // apiAccess reaches the server, or client-go's fakes, for informers of any
 // type: one generic path instead of a generated client per resource.
 type apiAccess struct {
+	server    Server         // serves every typed informer, or nil
 	fake      fakeInvoker    // client-go's fake clientset, or nil
 	rest      rest.Interface // typed requests, by absolute path
 	discovery rest.Interface // resource names and scopes; nil with fakes
@@ -55,7 +56,10 @@ var paramCodec = func() runtime.ParameterCodec {
 }()
 
 func newAPIAccess(client kubernetes.Interface, o FactoryOptions, sch *runtime.Scheme) *apiAccess {
-	a := &apiAccess{dynamic: o.Dynamic, metadata: o.Metadata, resources: make(map[schema.GroupVersion]*metav1.APIResourceList)}
+	a := &apiAccess{server: o.Server, dynamic: o.Dynamic, metadata: o.Metadata, resources: make(map[schema.GroupVersion]*metav1.APIResourceList)}
+	if o.Server != nil {
+		return a
+	}
 	if fake, ok := client.(fakeInvoker); ok && o.RESTConfig == nil {
 		a.fake = fake
 		return a
@@ -110,6 +114,11 @@ func listWatchFor[T Object](a *apiAccess, t target, namespace string, tweak func
 	var lw *ListWatch[T, List]
 	var err error
 	switch {
+	case a.server != nil:
+		if t.shape != typedShape {
+			return nil, errors.New("FactoryOptions.Server serves typed informers only")
+		}
+		lw = serverListWatch[T](a.server, t.gvr, namespace)
 	case t.shape == dynamicShape:
 		lw, err = dynamicListWatch[T](a, t.gvr, namespace)
 	case t.shape == metadataShape:
@@ -278,6 +287,25 @@ func fakeListWatch[T Object](a *apiAccess, t target, ns string) *ListWatch[T, Li
 	lw := NewListWatch[T](list, watchFn)
 	lw.DisableWatchList = true
 	return lw
+}
+
+// serverListWatch serves a resource from a Server.
+func serverListWatch[T Object](srv Server, gvr schema.GroupVersionResource, ns string) *ListWatch[T, List] {
+	return NewListWatch[T](
+		func(ctx context.Context, opts metav1.ListOptions) (List, error) {
+			obj, err := srv.List(ctx, gvr, ns, opts)
+			if err != nil {
+				return nil, err
+			}
+			l, ok := obj.(List)
+			if !ok {
+				return nil, fmt.Errorf("list of %s returned %T, not a list", resourceName(gvr), obj)
+			}
+			return l, nil
+		},
+		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return srv.Watch(ctx, gvr, ns, opts)
+		})
 }
 
 // pathOf returns the path segments of a resource's collection.

@@ -81,15 +81,15 @@ func NewFactory(client kubernetes.Interface) *Factory {
 }
 
 // NewFactoryWith returns a factory over client configured by opts. client
-// may be nil when opts sets RESTConfig.
+// may be nil when opts sets RESTConfig or Server.
 func NewFactoryWith(client kubernetes.Interface, opts FactoryOptions) *Factory {
 	f := &Factory{opts: opts, scheme: scheme.Scheme, entries: make(map[informerKey]*factoryEntry)}
 	if opts.Scheme != nil {
 		f.scheme = withBuiltIns(opts.Scheme)
 	}
 	f.api = newAPIAccess(client, opts, f.scheme)
-	if client == nil && opts.RESTConfig == nil {
-		f.err = errors.New("NewFactoryWith needs a clientset or FactoryOptions.RESTConfig")
+	if client == nil && opts.RESTConfig == nil && opts.Server == nil {
+		f.err = errors.New("NewFactoryWith needs a clientset, FactoryOptions.RESTConfig or FactoryOptions.Server")
 	}
 	return f
 }

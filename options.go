@@ -1,12 +1,14 @@
 package informers
 
 import (
+	"context"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -106,6 +108,11 @@ type FactoryOptions struct {
 	// example with client-go's fakes.
 	Dynamic  dynamic.Interface
 	Metadata metadata.Interface
+	// Server, if set, serves the list and watch requests of every typed
+	// informer instead of a Kubernetes API server: in tests, an
+	// informerstest.Cluster, whose sources have resource versions,
+	// compaction, closing watches and injected failures.
+	Server Server
 	// ShutdownGracePeriod bounds how long Shutdown and Release wait for
 	// handlers to return when their context has already ended; 0 means 30
 	// seconds.
@@ -131,4 +138,14 @@ func (o Options[T]) withDefaults(f FactoryOptions) Options[T] {
 		o.PageSize = f.PageSize
 	}
 	return o
+}
+
+// Server serves list and watch requests for any resource, in place of a
+// Kubernetes API server; see FactoryOptions.Server. List returns a list
+// object of the resource's list type (*corev1.PodList for pods), and Watch
+// a watch whose events carry objects of its Go type. Namespace "" means
+// all namespaces. A resource it does not serve is a 404 Not Found.
+type Server interface {
+	List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (runtime.Object, error)
+	Watch(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error)
 }

@@ -194,7 +194,8 @@ func (s *Source[T, L]) CloseWatches() {
 	}
 }
 
-// FailList makes every list fail with err until called with nil.
+// FailList makes every list fail with err until called with nil, and every
+// watch-list request, which lists the initial state by streaming.
 func (s *Source[T, L]) FailList(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -316,6 +317,9 @@ func (s *Source[T, L]) Watch(ctx context.Context, ns string, opts metav1.ListOpt
 		s.calls.WatchList++
 		if s.noWatchList {
 			return nil, apierrors.NewBadRequest("sendInitialEvents is not supported")
+		}
+		if s.listErr != nil {
+			return nil, s.listErr
 		}
 	} else {
 		s.calls.Watch++
