@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
@@ -44,15 +42,6 @@ type informerKey struct {
 	gvr   schema.GroupVersionResource
 	selection
 }
-
-// shape is how an informer's objects are represented.
-type shape int
-
-const (
-	typedShape shape = iota
-	dynamicShape
-	metadataShape
-)
 
 // factoryEntry holds one informer with its type erased.
 //
@@ -365,34 +354,3 @@ func (f *Factory) grace() time.Duration {
 // defaultShutdownGracePeriod is the default of
 // FactoryOptions.ShutdownGracePeriod.
 const defaultShutdownGracePeriod = 30 * time.Second
-
-// target is what a Go type resolves to.
-type target struct {
-	shape shape
-	gvk   schema.GroupVersionKind // empty for dynamic and metadata informers
-	gvr   schema.GroupVersionResource
-}
-
-// resolve finds the resource to serve T from.
-func resolve[T Object](f *Factory, resource schema.GroupVersionResource) (target, error) {
-	switch reflect.TypeFor[T]() {
-	case reflect.TypeFor[*unstructured.Unstructured]():
-		if resource.Empty() {
-			return target{}, errors.New("a dynamic informer needs Options.Resource")
-		}
-		return target{shape: dynamicShape, gvr: resource}, nil
-	case reflect.TypeFor[*metav1.PartialObjectMetadata]():
-		if resource.Empty() {
-			return target{}, errors.New("a metadata-only informer needs Options.Resource")
-		}
-		return target{shape: metadataShape, gvr: resource}, nil
-	}
-	gvk, err := kindOf[T](f.scheme)
-	if err != nil {
-		return target{}, err
-	}
-	if resource.Empty() {
-		resource = resourceFor(gvk)
-	}
-	return target{shape: typedShape, gvk: gvk, gvr: resource}, nil
-}

@@ -2,15 +2,17 @@ package informers
 
 import (
 	"iter"
+
+	"github.com/kubetyped/informers/internal/store"
 )
 
 // IndexFunc returns the values under which an index files an object, such
 // as the node name of a pod. Duplicates are ignored; nil or empty leaves
 // the object out of the index.
-type IndexFunc[T Object] func(obj T) []string
+type IndexFunc[T Object] = store.IndexFunc[T]
 
 // NamespaceIndex is the name of the built-in index by namespace.
-const NamespaceIndex = "namespace"
+const NamespaceIndex = store.NamespaceIndex
 
 // Index is a named index over an informer's cache, returned by AddIndex.
 type Index[T Object] struct {

@@ -1,14 +1,3 @@
-// Package informers is a generics-first replacement for client-go's
-// informers: a typed cache of Kubernetes objects kept in step with the API
-// server by list and watch, with typed handlers, listers and indexes.
-//
-// The engine is generic in the object type: the store, the event path, the
-// reflector and the handler dispatch hold T, not interface{}, so reads need
-// no type assertion and events are not boxed. See NewFactory and Informer
-// for the usual entry points, and NewInformer for a single informer.
-//
-// Objects handed out by informers, listers and handlers are shared with the
-// cache. Treat them as read-only; DeepCopy before modifying.
 package informers
 
 import (
@@ -21,8 +10,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
@@ -33,11 +20,8 @@ import (
 
 // Object is the constraint on cached types: a pointer to a Kubernetes API
 // type such as *corev1.Pod, *unstructured.Unstructured or
-// *metav1.PartialObjectMetadata.
-type Object interface {
-	runtime.Object
-	metav1.Object
-}
+// *metav1.PartialObjectMetadata (a runtime.Object and a metav1.Object).
+type Object = reflector.Object
 
 // SharedInformer is a typed cache of objects of type T, kept in step with
 // the server, and the handlers that follow its changes. Create one with

@@ -7,14 +7,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubetyped/informers/internal/reflector"
 )
 
-// List is the constraint on list types: a runtime.Object with list
-// metadata, such as *corev1.PodList.
-type List interface {
-	runtime.Object
-	metav1.ListInterface
+// fakeClient is implemented by client-go's fake clients and clientsets.
+type fakeClient interface {
+	Invokes(clienttesting.Action, runtime.Object) (runtime.Object, error)
 }
+
+// List is the constraint on list types: a runtime.Object with list
+// metadata (metav1.ListInterface), such as *corev1.PodList.
+type List = reflector.List
 
 // ListWatch lists and watches objects of type T whose list type is L. Build
 // one with FromClient or NewListWatch; its namespace is its functions'.
@@ -56,9 +60,7 @@ func NewListWatch[T Object, L List](
 // Watch-list streaming is turned off for client-go's fake clients, which do
 // not implement it.
 func FromClient[T Object, L List](c Client[L]) *ListWatch[T, L] {
-	_, fake := c.(interface {
-		Invokes(clienttesting.Action, runtime.Object) (runtime.Object, error)
-	})
+	_, fake := c.(fakeClient)
 	return &ListWatch[T, L]{ListFunc: c.List, WatchFunc: c.Watch, DisableWatchList: fake}
 }
 

@@ -1,10 +1,13 @@
 package informers
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -83,4 +86,44 @@ func guessResource[T Object]() (schema.GroupVersionResource, error) {
 		return schema.GroupVersionResource{}, err
 	}
 	return resourceFor(gvk), nil
+}
+
+// shape is how an informer's objects are represented.
+type shape int
+
+const (
+	typedShape shape = iota
+	dynamicShape
+	metadataShape
+)
+
+// target is what a Go type resolves to.
+type target struct {
+	shape shape
+	gvk   schema.GroupVersionKind // empty for dynamic and metadata informers
+	gvr   schema.GroupVersionResource
+}
+
+// resolve finds the resource to serve T from.
+func resolve[T Object](f *Factory, resource schema.GroupVersionResource) (target, error) {
+	switch reflect.TypeFor[T]() {
+	case reflect.TypeFor[*unstructured.Unstructured]():
+		if resource.Empty() {
+			return target{}, errors.New("a dynamic informer needs Options.Resource")
+		}
+		return target{shape: dynamicShape, gvr: resource}, nil
+	case reflect.TypeFor[*metav1.PartialObjectMetadata]():
+		if resource.Empty() {
+			return target{}, errors.New("a metadata-only informer needs Options.Resource")
+		}
+		return target{shape: metadataShape, gvr: resource}, nil
+	}
+	gvk, err := kindOf[T](f.scheme)
+	if err != nil {
+		return target{}, err
+	}
+	if resource.Empty() {
+		resource = resourceFor(gvk)
+	}
+	return target{shape: typedShape, gvk: gvk, gvr: resource}, nil
 }

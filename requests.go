@@ -44,7 +44,7 @@ type apiAccess struct {
 
 // fakeInvoker is implemented by client-go's fake clientsets.
 type fakeInvoker interface {
-	Invokes(clienttesting.Action, runtime.Object) (runtime.Object, error)
+	fakeClient
 	InvokesWatch(clienttesting.Action) (watch.Interface, error)
 }
 
@@ -310,14 +310,20 @@ func serverListWatch[T Object](srv Server, gvr schema.GroupVersionResource, ns s
 
 // pathOf returns the path segments of a resource's collection.
 func pathOf(gv schema.GroupVersion, res metav1.APIResource, ns string) []string {
-	p := []string{"/apis", gv.Group, gv.Version}
-	if gv.Group == "" {
-		p = []string{"/api", gv.Version}
-	}
+	p := groupVersionPath(gv)
 	if res.Namespaced && ns != "" {
 		p = append(p, "namespaces", ns)
 	}
 	return append(p, res.Name)
+}
+
+// groupVersionPath returns the path segments of a group version: /api/v1
+// for the core group, /apis/group/version for the others.
+func groupVersionPath(gv schema.GroupVersion) []string {
+	if gv.Group == "" {
+		return []string{"/api", gv.Version}
+	}
+	return []string{"/apis", gv.Group, gv.Version}
 }
 
 // resource looks a resource up in the server's discovery document of its
@@ -333,11 +339,7 @@ func (a *apiAccess) resource(ctx context.Context, gvr schema.GroupVersionResourc
 	list := a.resources[gv]
 	a.mu.Unlock()
 	if list == nil {
-		segs := []string{"/apis", gv.Group, gv.Version}
-		if gv.Group == "" {
-			segs = []string{"/api", gv.Version}
-		}
-		raw, err := a.discovery.Get().AbsPath(segs...).SetHeader("Accept", "application/json").Do(ctx).Raw()
+		raw, err := a.discovery.Get().AbsPath(groupVersionPath(gv)...).SetHeader("Accept", "application/json").Do(ctx).Raw()
 		if err != nil {
 			return metav1.APIResource{}, err
 		}
