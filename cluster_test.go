@@ -11,6 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 
@@ -109,4 +112,73 @@ func TestFactoryOnTestCluster(t *testing.T) {
 	cms := informers.Informer[*corev1.ConfigMap](f)
 	err = cms.WaitForSync(ctx)
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
+}
+
+// gatedServer holds every list until the test lets it go, counting how
+// many are in flight.
+type gatedServer struct {
+	informers.Server
+	release            chan struct{}
+	mu                 sync.Mutex
+	inFlight, most, nb int
+}
+
+func (s *gatedServer) List(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+	s.mu.Lock()
+	s.inFlight++
+	s.most = max(s.most, s.inFlight)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.nb++
+		s.mu.Unlock()
+	}()
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.Server.List(ctx, gvr, ns, opts)
+}
+
+func (s *gatedServer) counts() (inFlight, most, done int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlight, s.most, s.nb
+}
+
+// MaxConcurrentLists bounds how many informers of a factory list at once.
+func TestFactoryMaxConcurrentLists(t *testing.T) {
+	cluster := informerstest.NewCluster()
+	resources := []string{"pods", "configmaps", "secrets", "services", "serviceaccounts"}
+	for _, res := range resources {
+		src := informerstest.NewSource[*corev1.Pod, *corev1.PodList](corev1.Resource(res))
+		src.RefuseWatchList(true)
+		informerstest.Serve(cluster, corev1.SchemeGroupVersion.WithResource(res), src)
+	}
+	srv := &gatedServer{Server: cluster, release: make(chan struct{})}
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: srv, MaxConcurrentLists: 2})
+	// Five informers of pods served under five names: only the count of
+	// lists in flight matters here.
+	var infs []informers.Syncer
+	for _, res := range resources {
+		inf := informers.InformerWith(f, informers.Options[*corev1.Pod]{Resource: corev1.SchemeGroupVersion.WithResource(res)})
+		require.NoError(t, inf.Err())
+		infs = append(infs, inf)
+	}
+	startFactory(t, f)
+	for n := range resources {
+		eventually(t, func() bool {
+			inFlight, _, _ := srv.counts()
+			return inFlight == min(2, len(resources)-n)
+		}, "lists in flight before release %d", n)
+		srv.release <- struct{}{}
+		eventually(t, func() bool { _, _, done := srv.counts(); return done == n+1 }, "list %d done", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, informers.WaitForSync(ctx, infs...))
+	_, most, _ := srv.counts()
+	assert.Equal(t, 2, most)
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
@@ -27,6 +28,7 @@ type Factory struct {
 	opts   FactoryOptions
 	scheme *runtime.Scheme
 	api    *apiAccess
+	lists  *semaphore.Weighted // bounds concurrent lists, if set
 
 	mu      sync.Mutex
 	entries map[informerKey]*factoryEntry
@@ -77,6 +79,10 @@ func NewFactoryWith(client kubernetes.Interface, opts FactoryOptions) *Factory {
 		f.scheme = withBuiltIns(opts.Scheme)
 	}
 	f.api = newAPIAccess(client, opts, f.scheme)
+	if opts.MaxConcurrentLists > 0 {
+		// FIFO: informers list in the order they were requested.
+		f.lists = semaphore.NewWeighted(int64(opts.MaxConcurrentLists))
+	}
 	if client == nil && opts.RESTConfig == nil && opts.Server == nil {
 		f.err = errors.New("NewFactoryWith needs a clientset, FactoryOptions.RESTConfig or FactoryOptions.Server")
 	}
@@ -150,6 +156,9 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 		o.Transform = chainOptional(StripManagedFields[T](), o.Transform)
 	}
 	o = o.withDefaults(f.opts)
+	if f.lists != nil {
+		o.listLimiter = f.lists
+	}
 	// The list-watch has the namespace; NewInformer applies the selectors.
 	o.Namespace, o.LabelSelector, o.FieldSelector = "", sel.labels, sel.fields
 	o.Resource = target.gvr

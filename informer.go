@@ -136,6 +136,7 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 			Backoff:         opts.Backoff,
 			MinWatchTimeout: minWatchTimeout,
 			NotServedRetry:  notServedRetry(opts.WaitForResource),
+			ListLimiter:     opts.listLimiter,
 			OnError:         onErr,
 			OnSuccess:       onOK,
 			Logger:          log,

@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubetyped/informers/internal/reflector"
 )
 
 // Options configures one informer, the same way for both entry points:
@@ -73,6 +75,9 @@ type Options[T Object] struct {
 	// whole, and leaves a relist at a known version in one piece, so that
 	// the watch cache serves it, as client-go does.
 	PageSize int64
+
+	// listLimiter is the factory's bound on concurrent lists.
+	listLimiter reflector.Limiter
 }
 
 // FactoryOptions configures a Factory: how it reaches the server, and the
@@ -113,6 +118,12 @@ type FactoryOptions struct {
 	// informerstest.Cluster, whose sources have resource versions,
 	// compaction, closing watches and injected failures.
 	Server Server
+	// MaxConcurrentLists, if positive, bounds how many of the factory's
+	// informers list at once (or stream a watch-list's initial events):
+	// a controller that starts 40 informers does not send the control
+	// plane 40 lists together, and relists after an API server restart
+	// queue up the same way. Informers get their turn in request order.
+	MaxConcurrentLists int
 	// ShutdownGracePeriod bounds how long Shutdown and Release wait for
 	// handlers to return when their context has already ended; 0 means 30
 	// seconds.

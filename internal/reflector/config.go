@@ -84,6 +84,12 @@ const (
 	OpDecode    Op = "decode"
 )
 
+// Limiter hands out permits, such as a *semaphore.Weighted.
+type Limiter interface {
+	Acquire(ctx context.Context, n int64) error
+	Release(n int64)
+}
+
 // Config describes what to list and watch and how.
 type Config[L List] struct {
 	// Description names the watched resource in logs and errors.
@@ -107,6 +113,10 @@ type Config[L List] struct {
 	// asks for a random timeout between it and twice it. 0 means 5 minutes.
 	// It is used as given: callers enforce their own floor.
 	MinWatchTimeout time.Duration
+	// ListLimiter, if set, bounds how many reflectors list (or stream a
+	// watch-list's initial events) at once: each holds one permit while it
+	// gets the server's state, retries included.
+	ListLimiter Limiter
 	// NotServedRetry, if positive, is how soon to retry after a list
 	// failed with 404 Not Found, the resource not being served (a custom
 	// resource whose definition is not installed yet), instead of backing

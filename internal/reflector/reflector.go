@@ -129,16 +129,29 @@ func (r *Reflector[T, L]) retryDelay() time.Duration {
 // listAndWatch brings the sink in step, then follows the watch until it
 // fails in a way that needs a relist.
 func (r *Reflector[T, L]) listAndWatch(ctx context.Context) {
-	var w watch.Interface
-	if r.UsesWatchList() {
-		w = r.streamInitialEvents(ctx)
-	}
-	if w == nil {
-		if ctx.Err() != nil || !r.list(ctx) {
-			return
-		}
+	w, ok := r.syncState(ctx)
+	if !ok {
+		return
 	}
 	r.watch(ctx, w)
+}
+
+// syncState brings the sink in step with the server, by a watch-list
+// stream, which it returns open, or by a list, holding one of the list
+// limiter's permits meanwhile. It reports false if it could not.
+func (r *Reflector[T, L]) syncState(ctx context.Context) (watch.Interface, bool) {
+	if l := r.cfg.ListLimiter; l != nil {
+		if err := l.Acquire(ctx, 1); err != nil {
+			return nil, false
+		}
+		defer l.Release(1)
+	}
+	if r.UsesWatchList() {
+		if w := r.streamInitialEvents(ctx); w != nil {
+			return w, true
+		}
+	}
+	return nil, ctx.Err() == nil && r.list(ctx)
 }
 
 // list lists all objects, page by page, into the sink. Each page is handed
