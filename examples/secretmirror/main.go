@@ -10,7 +10,8 @@
 // backoff. Deletes matter here, which is why this example mirrors secrets:
 // with client-go a delete the informer missed arrives as a
 // cache.DeletedFinalStateUnknown tombstone to unwrap; here every delete is
-// an informers.Deleted[*corev1.Secret], whose Key is the queue's key.
+// an informers.Deleted[*corev1.Secret], and informers.EnqueueMapped turns
+// adds, updates and deletes alike into the queue's keys.
 //
 // Without $KUBECONFIG it runs against a local control plane (see
 // examples/internal/cluster) and plays a short scenario there (demo.go);
@@ -100,18 +101,22 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "secretmirror"}),
 		log: log.New(out, "", log.Ltime),
 	}
-	// A source and its mirror have the same name, so one handler serves
-	// both informers: it queues the source's key.
-	if _, err := sources.AddHandler(c.handler(), informers.WithName("sources")); err != nil {
+	// A source and its mirror have the same name, so both informers queue
+	// the source's key.
+	fromSources, err := sources.AddHandler(informers.EnqueueMapped(c.queue, c.sourceKey), informers.WithName("sources"))
+	if err != nil {
 		return err
 	}
-	if _, err := mirrors.AddHandler(c.handler(), informers.WithName("mirrors")); err != nil {
+	fromMirrors, err := mirrors.AddHandler(informers.EnqueueMapped(c.queue, c.sourceKey), informers.WithName("mirrors"))
+	if err != nil {
 		return err
 	}
 
 	factory.Start(ctx)
 	defer shutdown(factory)
-	if err := factory.WaitForSync(ctx); err != nil {
+	// The handlers, not only the caches: every existing secret is queued
+	// before the workers start.
+	if err := informers.WaitForSync(ctx, fromSources, fromMirrors); err != nil {
 		return err
 	}
 	c.log.Printf("mirroring secrets labelled %s=true from namespace %s to %s (Ctrl-C to stop)", mirrorLabel, o.From, o.To)
@@ -134,16 +139,11 @@ type controller struct {
 	log       *log.Logger
 }
 
-// handler queues the key of the source an event is about.
-func (c *controller) handler() informers.HandlerFuncs[*corev1.Secret] {
-	enqueue := func(name string) { c.queue.Add(types.NamespacedName{Namespace: c.from, Name: name}) }
-	return informers.HandlerFuncs[*corev1.Secret]{
-		OnAdd:    func(s *corev1.Secret, _ bool) { enqueue(s.Name) },
-		OnUpdate: func(_, s *corev1.Secret) { enqueue(s.Name) },
-		// Also called when a secret loses the label the informer selects
-		// on. No tombstone to unwrap: the key is right there.
-		OnDelete: func(d informers.Deleted[*corev1.Secret]) { enqueue(d.Key.Name) },
-	}
+// sourceKey maps a source or a mirror to the key of the source. A secret
+// that loses the label the informers select on is delivered as deleted:
+// its key is queued as well.
+func (c *controller) sourceKey(s *corev1.Secret) []types.NamespacedName {
+	return []types.NamespacedName{{Namespace: c.from, Name: s.Name}}
 }
 
 // run starts the workers and, once ctx ends, stops them: reconciles in
