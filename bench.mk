@@ -19,4 +19,4 @@ bench:
 	go test -run '^$$' -bench '$(BENCH)' -benchmem -count $(BENCH_COUNT) -timeout 60m . 2>&1 | tee $(BENCH_OUT)
 	@grep -q '^ok[[:space:]]' $(BENCH_OUT) || { echo "bench: go test failed, see $(BENCH_OUT)" >&2; exit 1; }
 	go tool -modfile=internal/tools/go.mod benchstat -col '/impl@($(BENCH_IMPLS))' $(BENCH_OUT) | tee $(BENCH_STAT)
-	go run ./cmd/benchchart -in $(BENCH_OUT) -out $(BENCH_SVG)
+	go run ./internal/cmd/benchchart -in $(BENCH_OUT) -out $(BENCH_SVG)

@@ -102,13 +102,33 @@ var (
 
 // benchErrWatchListOn is returned when client-go would stream its initial state
 // with watch-list: the benchmarks compare list and watch with list and
-// watch, so KUBE_FEATURE_WatchListClient=false must be in the environment
-// before client-go first reads its feature gates.
-var benchErrWatchListOn = errors.New("client-go's WatchListClient feature gate is on; set KUBE_FEATURE_WatchListClient=false before client-go reads its gates")
+// watch.
+var benchErrWatchListOn = errors.New("client-go's WatchListClient feature gate is still on")
 
-// benchCheckClientGoListWatch returns benchErrWatchListOn unless client-go's
-// informers will list and watch.
+// benchWatchListOff turns client-go's WatchListClient feature gate off, once,
+// when a benchmark first needs client-go, and for the rest of the test
+// binary: benchmarks run after the tests and examples, which keep client-go's
+// defaults. It sets the gate as client-go's features/testing does, through
+// the gates' Set method: unlike the KUBE_FEATURE_* variables, which client-go
+// reads once, on its first gate check, it works at any time, and it takes
+// precedence over them.
+var benchWatchListOff = sync.OnceValue(func() error {
+	gates, ok := clientfeatures.FeatureGates().(interface {
+		Set(clientfeatures.Feature, bool) error
+	})
+	if !ok {
+		return fmt.Errorf("client-go's feature gates (%T) cannot be set", clientfeatures.FeatureGates())
+	}
+	return gates.Set(clientfeatures.WatchListClient, false)
+})
+
+// benchCheckClientGoListWatch turns client-go's watch-list off
+// (benchWatchListOff) and returns an error unless client-go's informers will
+// list and watch.
 func benchCheckClientGoListWatch() error {
+	if err := benchWatchListOff(); err != nil {
+		return err
+	}
 	if clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient) {
 		return benchErrWatchListOn
 	}

@@ -23,12 +23,13 @@
 //     watch-list by default (the WatchListClient feature gate), and an
 //     informer over a fake watcher that never sends the initial-events-end
 //     bookmark would wait forever. So client-go runs with the gate off:
-//     init below sets KUBE_FEATURE_WatchListClient=false before client-go
-//     first reads its gates (it reads the environment once, lazily), and
-//     every client-go informer is built through
-//     benchNewClientGo, which fails if the gate is still on. Ours
-//     gets ListWatch.DisableWatchList. Both list, then watch the same kind
-//     of fake watcher. The setting holds for the whole test binary.
+//     benchNewClientGo, which builds every client-go informer over a fake
+//     watcher, and BenchmarkEndToEnd turn it off first (benchWatchListOff)
+//     and fail if it is still on. Ours gets ListWatch.DisableWatchList.
+//     Both list, then watch the same kind of fake watcher. The setting
+//     holds from the first such benchmark to the end of the test binary;
+//     the tests and examples, which run before any benchmark, keep
+//     client-go's defaults.
 //   - Same objects. Every implementation lists from the same Source
 //     (benchSource, fixtures in internal/benchfixtures): the same list function returning fresh
 //     objects and the same pre-built watch events.
@@ -81,12 +82,6 @@ import (
 	bf "github.com/kubetyped/informers/internal/benchfixtures"
 	"github.com/kubetyped/informers/internal/testenv"
 )
-
-func init() {
-	// client-go reads KUBE_FEATURE_* once, on the first gate check, which
-	// comes later than this; benchNewClientGo checks it worked.
-	os.Setenv("KUBE_FEATURE_WatchListClient", "false")
-}
 
 // benchSpread is how realistic pods spread: 50 namespaces over 500 nodes.
 var benchSpread = bf.PodOptions{Namespaces: 50, Nodes: 500, Seed: 1}
@@ -813,6 +808,9 @@ func benchSlowHandler(b *testing.B, impl benchImpl, pods *bf.PodList, events [2]
 func BenchmarkEndToEnd(b *testing.B) {
 	if os.Getenv("INFORMERS_E2E_BENCH") == "" {
 		b.Skip("set INFORMERS_E2E_BENCH=1 to sync from a real kube-apiserver and etcd")
+	}
+	if err := benchCheckClientGoListWatch(); err != nil {
+		b.Fatal(err)
 	}
 	const count = 10_000
 	env := testenv.New(b, testenv.Options{})

@@ -2,7 +2,7 @@
 // side-by-side benchmarks (bench_test.go) as an SVG bar chart: for each key
 // scenario, the median of ours divided by the median of client-go's.
 //
-//	go run ./cmd/benchchart -in bench.txt -out benchmarks.svg
+//	go run ./internal/cmd/benchchart -in bench.txt -out benchmarks.svg
 //
 // A bar left of 1 means ours measured less than client-go; its colour says
 // whether that is better (green) or worse (red) for the metric. It prints
