@@ -291,7 +291,9 @@ func (r *Reflector[T, L]) streamInitialEvents(ctx context.Context) watch.Interfa
 			if !r.sleep(ctx, r.delay()) {
 				return nil
 			}
-		case IsExpired(err) || isTooLargeResourceVersion(err):
+		case (IsExpired(err) || isTooLargeResourceVersion(err)) && !r.rvUnavailable:
+			// Once only: from "" the version cannot be unavailable, and a
+			// server that says so anyway gets backoff, not a storm.
 			r.log.V(4).Info("Watch-list resource version unavailable; streaming the latest", "err", err)
 			r.rvUnavailable = true
 		default:
@@ -345,6 +347,15 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 		_, err := r.consume(ctx, newStream(w, r.clock, kind))
 		r.stop(w)
 		w = nil
+		if kind == streamSynthetic && ctx.Err() == nil {
+			// The synthetic adds come in no order: a stream cut among
+			// them may not have sent some, which no version resumes.
+			r.log.V(4).Info("Watch from the current state ended; relisting", "err", err)
+			if err != nil {
+				r.cfg.OnError(OpWatch, err)
+			}
+			return
+		}
 		switch {
 		case err == nil || ctx.Err() != nil:
 		case IsExpired(err):

@@ -385,3 +385,54 @@ func TestNotServedRetry(t *testing.T) {
 	assert.Len(t, s.listOpts(), 4)
 	assert.LessOrEqual(t, clk.Since(start), 1500*time.Millisecond, "three retries of 500ms, no hour of backoff")
 }
+
+// A server that answers 410 to a watch-list from "" (which no version can
+// make unavailable) gets backoff, not a storm of requests.
+func TestWatchListExpiredAtLatestBacksOff(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	var mu sync.Mutex
+	calls := 0
+	expired := apierrors.NewResourceExpired("too old")
+	r := New[*corev1.Pod, *corev1.PodList](Config[*corev1.PodList]{
+		Description: "pods",
+		List:        func(context.Context, metav1.ListOptions) (*corev1.PodList, error) { return nil, expired },
+		Watch: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			return nil, expired
+		},
+		WatchList: true,
+		Backoff:   &wait.Backoff{Duration: time.Hour, Factor: 1, Steps: 10},
+		Clock:     clk,
+	}, newSink())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	require.Eventually(t, clk.HasWaiters, 10*time.Second, time.Millisecond, "backing off")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.LessOrEqual(t, calls, 2, "one retry from the latest version, then backoff")
+}
+
+// A watch from resource version "0" (after a list that reported "0", as
+// fakes do) that ends among its synthetic adds is not resumed from the
+// highest version it sent, which would skip the adds it did not send: the
+// reflector lists again.
+func TestSyntheticWatchEndedRelists(t *testing.T) {
+	s := &scripted{watches: make(chan *watch.FakeWatcher, 10), lists: []listCall{
+		{resp: podList("0", "")},
+		{resp: podList("7", "", "a", "b")},
+	}}
+	sink := newSink()
+	start(t, s, sink, 0)
+	w := <-s.watches
+	<-sink.synced
+	w.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "b", ResourceVersion: "7"}})
+	w.Stop() // cut before "a", at version 5, was sent
+	<-s.watches
+	opts := s.listOpts()
+	require.Len(t, opts, 2, "listed again")
+	assert.Contains(t, sink.get(), "put a")
+}
