@@ -186,28 +186,36 @@ func dynamicListWatch[T Object](a *apiAccess, gvr schema.GroupVersionResource, n
 	if a.dynamic == nil {
 		return nil, errors.New("a dynamic informer needs FactoryOptions.Dynamic or RESTConfig")
 	}
-	lw := scopedListWatch[T](a, gvr, ns, func(gvr schema.GroupVersionResource, namespaced bool) Client[*unstructured.UnstructuredList] {
-		if namespaced {
-			return a.dynamic.Resource(gvr).Namespace(ns)
-		}
-		return a.dynamic.Resource(gvr)
-	})
-	lw.DisableWatchList = watchlist.DoesClientNotSupportWatchListSemantics(a.dynamic)
-	return lw, nil
+	return resourceListWatch[T, *unstructured.UnstructuredList](a, gvr, ns, a.dynamic.Resource, a.dynamic), nil
 }
 
 func metadataListWatch[T Object](a *apiAccess, gvr schema.GroupVersionResource, ns string) (*ListWatch[T, List], error) {
 	if a.metadata == nil {
 		return nil, errors.New("a metadata-only informer needs FactoryOptions.Metadata or RESTConfig")
 	}
-	lw := scopedListWatch[T](a, gvr, ns, func(gvr schema.GroupVersionResource, namespaced bool) Client[*metav1.PartialObjectMetadataList] {
+	return resourceListWatch[T, *metav1.PartialObjectMetadataList](a, gvr, ns, a.metadata.Resource, a.metadata), nil
+}
+
+// resourceClient is a client of one resource, such as the dynamic or the
+// metadata client's Resource(gvr): of all namespaces, or of one.
+type resourceClient[L List, C Client[L]] interface {
+	Client[L]
+	Namespace(string) C
+}
+
+// resourceListWatch lists and watches gvr through resource, a dynamic or
+// metadata client's Resource method; client turns watch-list off if it
+// does not support it.
+func resourceListWatch[T Object, L List, C Client[L], R resourceClient[L, C]](a *apiAccess, gvr schema.GroupVersionResource, ns string,
+	resource func(schema.GroupVersionResource) R, client any) *ListWatch[T, List] {
+	lw := scopedListWatch[T](a, gvr, ns, func(gvr schema.GroupVersionResource, namespaced bool) Client[L] {
 		if namespaced {
-			return a.metadata.Resource(gvr).Namespace(ns)
+			return resource(gvr).Namespace(ns)
 		}
-		return a.metadata.Resource(gvr)
+		return resource(gvr)
 	})
-	lw.DisableWatchList = watchlist.DoesClientNotSupportWatchListSemantics(a.metadata)
-	return lw, nil
+	lw.DisableWatchList = watchlist.DoesClientNotSupportWatchListSemantics(client)
+	return lw
 }
 
 // scopedListWatch lists and watches through the client that pick returns
