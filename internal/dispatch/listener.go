@@ -66,16 +66,26 @@ type Listener[T any] struct {
 	pending []Notification[T]
 	spare   []Notification[T]
 	idle    bool // the worker waits on wake
+	closed  bool // Stop was called
+	// queued counts the notifications ever queued, under mu.
+	queued atomic.Int64
+
+	// The producer writes the fields above for every notification, the
+	// worker those below for every call: on cache lines of their own, the
+	// two do not take the lines from each other at every event.
+	_ [64]byte
 	// state holds stateStopped and stateInCall. The worker sets
 	// stateInCall only while stateStopped is clear, with one compare and
 	// swap: so once Stop has set stateStopped, no call begins.
 	state atomic.Uint32
+	// delivered counts the notifications delivered or dropped.
+	delivered atomic.Int64
+	_         [64]byte
 
 	wake     chan struct{}
 	done     chan struct{}
 	doneOnce sync.Once
 	started  atomic.Bool
-	backlog  atomic.Int64
 	synced   chan struct{}
 }
 
@@ -126,14 +136,14 @@ func (l *Listener[T]) Push(n Notification[T]) {
 // worker once at the end, instead of once per notification.
 func (l *Listener[T]) Queue(n Notification[T]) (wake bool) {
 	l.mu.Lock()
-	if l.Stopped() {
+	if l.closed {
 		l.mu.Unlock()
 		return false
 	}
 	l.pending = append(l.pending, n)
 	// Counted under the lock: the worker, which takes the batch under it,
-	// must never subtract a notification not yet added.
-	l.backlog.Add(1)
+	// never counts as delivered a notification not yet counted as queued.
+	l.queued.Add(1)
 	wake = l.idle
 	l.idle = false
 	l.mu.Unlock()
@@ -149,7 +159,10 @@ func (l *Listener[T]) Wake() {
 }
 
 // Backlog returns how many notifications are queued or being delivered.
-func (l *Listener[T]) Backlog() int { return int(l.backlog.Load()) }
+func (l *Listener[T]) Backlog() int {
+	delivered := l.delivered.Load() // first: queued only grows past it
+	return int(l.queued.Load() - delivered)
+}
 
 // HasSynced reports whether the listener has delivered the informer's
 // initial state.
@@ -174,11 +187,12 @@ func (l *Listener[T]) Stop() {
 	if l.state.Or(stateStopped)&stateStopped != 0 {
 		return
 	}
+	l.closed = true
 	if !l.started.Load() {
 		// Run never started, and will not deliver if it does.
 		l.doneOnce.Do(func() { close(l.done) })
 	}
-	l.backlog.Add(-int64(len(l.pending)))
+	l.delivered.Add(int64(len(l.pending)))
 	clear(l.pending)
 	l.pending = l.pending[:0]
 	l.Wake()
@@ -225,12 +239,12 @@ func (l *Listener[T]) Run(ctx context.Context) {
 		}
 		for i := range batch {
 			if !l.enterCall() {
-				l.backlog.Add(-int64(len(batch) - i))
+				l.delivered.Add(int64(len(batch) - i))
 				return
 			}
 			l.call(batch[i])
 			l.state.And(^stateInCall)
-			l.backlog.Add(-1)
+			l.delivered.Add(1)
 		}
 		l.recycle(batch)
 	}
@@ -268,7 +282,7 @@ func jittered(d time.Duration) time.Duration {
 // batch when the resync timer fires and false when the listener must end.
 func (l *Listener[T]) next(ctx context.Context, resync <-chan time.Time) ([]Notification[T], bool) {
 	l.mu.Lock()
-	for len(l.pending) == 0 && !l.Stopped() {
+	for len(l.pending) == 0 && !l.closed {
 		l.idle = true
 		l.mu.Unlock()
 		select {
@@ -281,7 +295,7 @@ func (l *Listener[T]) next(ctx context.Context, resync <-chan time.Time) ([]Noti
 		l.mu.Lock()
 	}
 	l.idle = false
-	if l.Stopped() {
+	if l.closed {
 		l.mu.Unlock()
 		return nil, false
 	}
