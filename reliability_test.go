@@ -129,6 +129,34 @@ func TestTransformFailingOnDelete(t *testing.T) {
 	assert.Equal(t, "1", deleted.Load().Labels["v"], "the last cached state")
 }
 
+// A transform that fails on an object deleted and recreated (a new UID)
+// while the informer was away does not keep the old object as its "last
+// good state": that object is gone from the server, and handlers see it
+// deleted with its final state unknown.
+func TestTransformFailingOnRecreatedObject(t *testing.T) {
+	src := newPodSource()
+	src.RefuseWatchList(true) // so that holdWatches counts plain watches
+	mustAdd(t, src, pod("a", "x", nil))
+	inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{
+		Backoff: fastBackoff,
+		Transform: func(p *corev1.Pod) (*corev1.Pod, error) {
+			if p.Labels["poison"] != "" {
+				return nil, errors.New("refused")
+			}
+			return p, nil
+		},
+		OnError: func(error) {},
+	})
+	reconnect := holdWatches(t, src)
+	_, err := src.Delete("a", "x")
+	require.NoError(t, err)
+	mustAdd(t, src, pod("a", "x", map[string]string{"poison": "yes"}))
+	src.Compact() // the informer must relist
+	reconnect()
+	eventually(t, func() bool { return rec.has("delete a/x unknown") }, "the old object deleted: %v", rec.get())
+	assert.Zero(t, inf.Lister().Len())
+}
+
 // An informer that synced at resource version "0" (an empty source) moves
 // its resume point with every event: a delete made while it is
 // disconnected arrives, and reconnecting re-sends nothing.

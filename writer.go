@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/kubetyped/informers/internal/dispatch"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/store"
@@ -53,11 +55,7 @@ func (w *writer[T]) Put(obj T, from reflector.Origin) {
 	}
 	obj, ok := w.transformed(key, obj)
 	if !ok {
-		// The object keeps its last good state; a relist must not take it
-		// for gone.
-		w.store.Lock()
-		w.store.TouchLocked(key, w.gen)
-		w.store.Unlock()
+		w.keepLastGood(key, v.UID)
 		return
 	}
 	if from == reflector.FromList {
@@ -70,7 +68,9 @@ func (w *writer[T]) Put(obj T, from reflector.Origin) {
 	switch {
 	case !existed:
 		w.notify(dispatch.Notification[T]{Kind: dispatch.Add, New: obj, InitialList: !w.synced.Load()})
-	case oldV.UID != v.UID:
+	case from != reflector.FromModified && oldV.UID != v.UID:
+		// A Modified event is, by the API's contract, of the same UID:
+		// the common case reads no UID.
 		w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, FinalStateUnknown: true})
 		w.notify(dispatch.Notification[T]{Kind: dispatch.Add, New: obj, InitialList: !w.synced.Load()})
 	default:
@@ -96,6 +96,24 @@ func (w *writer[T]) Delete(obj T) {
 		w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: final})
 	}
 	w.store.Unlock()
+}
+
+// keepLastGood keeps the cached object under key, whose new version the
+// transform failed on, in its last good state, so that a relist does not
+// take it for gone; unless the new version has another UID: the cached
+// object was deleted, and handlers see it deleted with its final state
+// unknown. The cache thus never holds a UID that the server no longer
+// has under that name, which lets a Modified event skip the UID check.
+func (w *writer[T]) keepLastGood(key store.Key, uid types.UID) {
+	w.store.Lock()
+	defer w.store.Unlock()
+	if cur, ok := w.store.VersionOf(key); ok && cur.UID != uid {
+		if old, existed := w.store.DeleteLocked(key); existed {
+			w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, FinalStateUnknown: true})
+		}
+		return
+	}
+	w.store.TouchLocked(key, w.gen)
 }
 
 // FinishList deletes the objects the list did not contain; handlers see

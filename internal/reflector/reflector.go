@@ -464,7 +464,9 @@ func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) 
 			return false, nil
 		}
 		s.events++
-		s.last = r.clock.Now()
+		if quiet != nil { // only a watch-list's initial events are timed
+			s.last = r.clock.Now()
+		}
 		ended, err := r.apply(s, ev)
 		if err != nil {
 			return false, err
