@@ -310,6 +310,10 @@ var errNoInitialEventsEnd = errors.New("watch-list stream went quiet without the
 // when they time out, until one fails in a way that needs a relist. w, if
 // not nil, is an open stream to start with.
 func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
+	if w != nil && ctx.Err() != nil {
+		r.stop(w) // ended as the stream became the watch
+		return
+	}
 	watching := w != nil
 	for ctx.Err() == nil {
 		kind := streamWatch

@@ -436,3 +436,27 @@ func TestSyntheticWatchEndedRelists(t *testing.T) {
 	require.Len(t, opts, 2, "listed again")
 	assert.Contains(t, sink.get(), "put a")
 }
+
+// A watch-list stream whose initial events end just as the reflector is
+// stopped is stopped too: its decoding goroutine must not outlive Run.
+func TestWatchListStreamStoppedWhenRunEndsAtSync(t *testing.T) {
+	s := &scripted{watches: make(chan *watch.FakeWatcher, 10)}
+	sink := newSink()
+	r := New[*corev1.Pod, *corev1.PodList](Config[*corev1.PodList]{
+		Description: "pods",
+		List:        s.list,
+		Watch:       s.watch,
+		WatchList:   true,
+	}, sink)
+	ctx, cancel := context.WithCancel(context.Background())
+	sink.onFinish = cancel // Run ends as the initial events end
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	stream := <-s.watches
+	stream.Action(watch.Bookmark, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		ResourceVersion: "12",
+		Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
+	}})
+	<-done
+	assert.True(t, stream.IsStopped(), "the stream was left open")
+}
