@@ -110,3 +110,13 @@ func TestKeyOfAndControllerOf(t *testing.T) {
 	_, ok = informers.ControllerOf(ownedPod("a", "x", ""), replicaSetKind)
 	assert.False(t, ok, "no controller")
 }
+
+// Nil inputs are errors, not panics.
+func TestNilInputs(t *testing.T) {
+	var nilInformer *informers.SharedInformer[*corev1.Pod]
+	err := informers.WaitForSync(context.Background(), nilInformer, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "syncer 0 is nil")
+	assert.Contains(t, err.Error(), "syncer 1 is nil")
+	assert.ErrorContains(t, informers.Informer[*corev1.Pod](nil).Err(), "nil Factory")
+}

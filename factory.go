@@ -112,6 +112,9 @@ func Informer[T Object](f *Factory) *SharedInformer[T] {
 //
 //	web := informers.InformerWith(factory, informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
 func InformerWith[T Object](f *Factory, opts Options[T]) *SharedInformer[T] {
+	if f == nil {
+		return newSharedInformer(Options[T]{}, fmt.Errorf("informers: Informer[%v]: nil Factory", reflect.TypeFor[T]()))
+	}
 	inf, err := informer(f, opts)
 	if err != nil {
 		err = fmt.Errorf("informers: Informer[%v]: %w", reflect.TypeFor[T](), err)

@@ -3,6 +3,7 @@ package informers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -28,6 +29,10 @@ func WaitForSync(ctx context.Context, syncers ...Syncer) error {
 	errs := make([]error, len(syncers))
 	var wg sync.WaitGroup
 	for n, s := range syncers {
+		if isNil(s) {
+			errs[n] = fmt.Errorf("informers: WaitForSync: syncer %d is nil", n)
+			continue
+		}
 		if s.HasSynced() {
 			continue
 		}
