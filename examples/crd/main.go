@@ -114,7 +114,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 	}
 
 	factory.Start(ctx)
-	defer shutdown(factory)
+	defer cluster.Shutdown(factory)
 	if err := factory.WaitForSync(ctx); err != nil {
 		return err
 	}
@@ -229,14 +229,4 @@ func ensureCRD(ctx context.Context, dyn dynamic.Interface, logger *log.Logger) e
 		return fmt.Errorf("waiting for %s to be served: %w", crd.GetName(), err)
 	}
 	return nil
-}
-
-// shutdown stops the factory's informers and waits, for a while, for their
-// handlers to return.
-func shutdown(f *informers.Factory) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := f.Shutdown(ctx); err != nil {
-		log.Print(err) // names the informers whose handlers are stuck
-	}
 }

@@ -81,7 +81,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 	}
 
 	factory.Start(ctx)
-	defer shutdown(factory)
+	defer cluster.Shutdown(factory)
 	if err := factory.WaitForSync(ctx); err != nil {
 		return err // says why: 403 Forbidden (RBAC), 404...
 	}
@@ -149,14 +149,4 @@ func describe(before, now map[string]int) string {
 		return ""
 	}
 	return strings.Join(append([]string{fmt.Sprintf("pods: %d total", total)}, changes...), ", ")
-}
-
-// shutdown stops the factory's informers and waits, for a while, for their
-// handlers to return.
-func shutdown(f *informers.Factory) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := f.Shutdown(ctx); err != nil {
-		log.Print(err) // names the informers whose handlers are stuck
-	}
 }

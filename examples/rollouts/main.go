@@ -19,7 +19,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -90,7 +89,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer) error {
 	}
 
 	factory.Start(ctx)
-	defer shutdown(factory)
+	defer cluster.Shutdown(factory)
 	defer c.queue.ShutDown()
 	// The handlers, not only the caches: every Deployment is queued.
 	if err := informers.WaitForSync(ctx, fromDeployments, fromReplicaSets, fromPods); err != nil {
@@ -102,15 +101,6 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer) error {
 	for c.reconcileNext() {
 	}
 	return nil
-}
-
-// shutdown stops the informers and waits, for a while, for their handlers.
-func shutdown(f *informers.Factory) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := f.Shutdown(ctx); err != nil {
-		log.Print(err)
-	}
 }
 
 // deploymentOf maps a pod to the Deployment of its ReplicaSet, if any.

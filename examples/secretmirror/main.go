@@ -28,7 +28,6 @@ import (
 	"maps"
 	"os"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -113,7 +112,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 	}
 
 	factory.Start(ctx)
-	defer shutdown(factory)
+	defer cluster.Shutdown(factory)
 	// The handlers, not only the caches: every existing secret is queued
 	// before the workers start.
 	if err := informers.WaitForSync(ctx, fromSources, fromMirrors); err != nil {
@@ -244,14 +243,4 @@ func ignoreNotFound(err error) error {
 		return nil
 	}
 	return err
-}
-
-// shutdown stops the factory's informers and waits, for a while, for their
-// handlers to return.
-func shutdown(f *informers.Factory) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := f.Shutdown(ctx); err != nil {
-		log.Print(err) // names the informers whose handlers are stuck
-	}
 }

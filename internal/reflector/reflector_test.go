@@ -103,6 +103,14 @@ func (s *scripted) listOpts() []metav1.ListOptions {
 	return append([]metav1.ListOptions(nil), s.seen...)
 }
 
+// runUntilCleanup runs r until the test ends.
+func runUntilCleanup(t *testing.T, r *Reflector[*corev1.Pod, *corev1.PodList]) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
 func start(t *testing.T, s *scripted, sink *recordingSink, pageSize int64) *Reflector[*corev1.Pod, *corev1.PodList] {
 	t.Helper()
 	r := New[*corev1.Pod, *corev1.PodList](Config[*corev1.PodList]{
@@ -112,10 +120,7 @@ func start(t *testing.T, s *scripted, sink *recordingSink, pageSize int64) *Refl
 		PageSize:    pageSize,
 		Backoff:     &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30},
 	}, sink)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); r.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runUntilCleanup(t, r)
 	return r
 }
 
@@ -261,10 +266,7 @@ func startWithClock(t *testing.T, s *scripted, sink *recordingSink, clk *clockte
 		Backoff:     &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30},
 		Clock:       clk,
 	}, sink)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); r.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runUntilCleanup(t, r)
 }
 
 // stepUntil advances the fake clock by step whenever the reflector waits on
@@ -295,10 +297,7 @@ func TestWatchListPublishesAfterSweep(t *testing.T) {
 	}, sink)
 	var atFinish string
 	sink.onFinish = func() { atFinish = r.LastSyncResourceVersion() }
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); r.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runUntilCleanup(t, r)
 
 	stream := <-s.watches
 	stream.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "a", ResourceVersion: "9"}})
@@ -374,10 +373,7 @@ func TestNotServedRetry(t *testing.T) {
 		NotServedRetry: 500 * time.Millisecond,
 		Clock:          clk,
 	}, sink)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); r.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runUntilCleanup(t, r)
 
 	start := clk.Now()
 	stepUntil(t, clk, 500*time.Millisecond, func() bool { return len(s.watches) > 0 })
@@ -406,10 +402,7 @@ func TestWatchListExpiredAtLatestBacksOff(t *testing.T) {
 		Backoff:   &wait.Backoff{Duration: time.Hour, Factor: 1, Steps: 10},
 		Clock:     clk,
 	}, newSink())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); r.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runUntilCleanup(t, r)
 	require.Eventually(t, clk.HasWaiters, 10*time.Second, time.Millisecond, "backing off")
 	mu.Lock()
 	defer mu.Unlock()

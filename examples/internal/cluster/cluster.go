@@ -18,6 +18,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"log"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -28,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
 )
 
@@ -116,4 +118,14 @@ func writeKubeconfig(cfg *rest.Config) (string, error) {
 		return "", fmt.Errorf("writing a kubeconfig: %w", err)
 	}
 	return dir, nil
+}
+
+// Shutdown stops the factory's informers and waits, for a while, for their
+// handlers to return.
+func Shutdown(f *informers.Factory) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.Shutdown(ctx); err != nil {
+		log.Print(err) // names the informers whose handlers are stuck
+	}
 }
