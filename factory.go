@@ -253,7 +253,7 @@ func (f *Factory) startLocked(e *factoryEntry) {
 // watch error, and the error of every request Informer could not serve.
 func (f *Factory) WaitForSync(ctx context.Context) error {
 	f.mu.Lock()
-	infs := make([]managedInformer, 0, len(f.entries))
+	infs := make([]Syncer, 0, len(f.entries))
 	for _, e := range f.entries {
 		infs = append(infs, e.inf)
 	}
@@ -263,13 +263,7 @@ func (f *Factory) WaitForSync(ctx context.Context) error {
 	if !started && len(infs) > 0 {
 		return ErrNotStarted
 	}
-	waits := make([]error, len(infs))
-	var wg sync.WaitGroup
-	for n, inf := range infs {
-		wg.Go(func() { waits[n] = inf.WaitForSync(ctx) })
-	}
-	wg.Wait()
-	return errors.Join(append(errs, waits...)...)
+	return errors.Join(append(errs, WaitForSync(ctx, infs...))...)
 }
 
 // Release stops the informer inf, which this factory created, and frees its

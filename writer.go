@@ -71,7 +71,7 @@ func (w *writer[T]) Put(obj T, from reflector.Origin) {
 	case from != reflector.FromModified && oldV.UID != v.UID:
 		// A Modified event is, by the API's contract, of the same UID:
 		// the common case reads no UID.
-		w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, FinalStateUnknown: true})
+		w.notifyGone(old)
 		w.notify(dispatch.Notification[T]{Kind: dispatch.Add, New: obj, InitialList: !w.synced.Load()})
 	default:
 		w.notify(dispatch.Notification[T]{Kind: dispatch.Update, Old: old, New: obj})
@@ -109,7 +109,7 @@ func (w *writer[T]) keepLastGood(key store.Key, uid types.UID) {
 	defer w.store.Unlock()
 	if cur, ok := w.store.VersionOf(key); ok && cur.UID != uid {
 		if old, existed := w.store.DeleteLocked(key); existed {
-			w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, FinalStateUnknown: true})
+			w.notifyGone(old)
 		}
 		return
 	}
@@ -123,7 +123,7 @@ func (w *writer[T]) FinishList() {
 	w.scratch = w.store.AppendStaleLocked(w.scratch[:0], w.gen)
 	for _, key := range w.scratch {
 		if old, existed := w.store.DeleteLocked(key); existed {
-			w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, FinalStateUnknown: true})
+			w.notifyGone(old)
 		}
 	}
 	w.store.Unlock()
@@ -154,6 +154,12 @@ func (w *writer[T]) notify(n dispatch.Notification[T]) {
 			w.toWake = append(w.toWake, l)
 		}
 	}
+}
+
+// notifyGone tells handlers that old was deleted while the informer did
+// not watch: its final state is unknown.
+func (w *writer[T]) notifyGone(old T) {
+	w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, FinalStateUnknown: true})
 }
 
 // Flush wakes the handlers that have notifications waiting.
