@@ -684,20 +684,16 @@ func (r *modelRun) wrote(key types.NamespacedName, p *corev1.Pod, rv string) {
 	r.good[key] = append(r.good[key], modelVersion{UID: uid, RV: n, Gen: gen})
 }
 
-func (r *modelRun) add(key types.NamespacedName) {
-	p := r.newPod(key)
-	rv, err := r.src.Add(p)
-	require.NoError(r.t, err)
-	r.wrote(key, p, rv)
-	r.logf("add %s rv=%s %s", key, rv, describe(p))
-}
+func (r *modelRun) add(key types.NamespacedName)    { r.put(key, "add", r.src.Add) }
+func (r *modelRun) update(key types.NamespacedName) { r.put(key, "update", r.src.Update) }
 
-func (r *modelRun) update(key types.NamespacedName) {
+// put writes a new pod under key with write, the source's Add or Update.
+func (r *modelRun) put(key types.NamespacedName, verb string, write func(*corev1.Pod) (string, error)) {
 	p := r.newPod(key)
-	rv, err := r.src.Update(p)
+	rv, err := write(p)
 	require.NoError(r.t, err)
 	r.wrote(key, p, rv)
-	r.logf("update %s rv=%s %s", key, rv, describe(p))
+	r.logf("%s %s rv=%s %s", verb, key, rv, describe(p))
 }
 
 func (r *modelRun) delete(key types.NamespacedName) {
