@@ -10,12 +10,20 @@ GO ?= go
 demo:
 	$(GO) run ./examples/quickstart -duration=30s
 
+# MODULES are the Go modules that `make test` vets and tests: the library
+# and every adapter module beside it (each has its own go.mod). The tools
+# module only pins commands.
+MODULES := $(sort $(patsubst %/go.mod,%,$(shell find . -name go.mod -not -path './internal/tools/*')))
+
 test: lint controlplane
-	$(GO) test -race -count=1 -timeout 30m ./...
+	@set -e; for m in $(MODULES); do \
+		echo "== go test $$m"; \
+		(cd $$m && $(GO) test -race -count=1 -timeout 30m ./...); \
+	done
 
 lint:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
 
 # Builds kube-apiserver and etcd ahead of the tests, with visible progress:
 # about ten minutes on two cores the first time, nothing afterwards.
