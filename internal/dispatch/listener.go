@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 )
 
@@ -61,12 +62,25 @@ type Listener[T any] struct {
 	// onResync queues a replay of the cache; it runs on the worker.
 	onResync func(*Listener[T])
 	clock    clock.Clock
+	// keyOf, if set, makes the queue merge notifications by key.
+	keyOf      func(T) types.NamespacedName
+	limit      int
+	onOverflow func()
+	observe    func(Kind, time.Duration)
 
 	mu      sync.Mutex
 	pending []Notification[T]
 	spare   []Notification[T]
 	idle    bool // the worker waits on wake
 	closed  bool // Stop was called
+	// A merging queue is pending[head:]: the worker takes one notification
+	// at a time, so that the others can still merge. index holds the
+	// position in pending of the last notification queued for each key;
+	// cancelled counts the slots of pending[head:] emptied by merging.
+	head      int
+	index     map[types.NamespacedName]int
+	cancelled int
+	one       []Notification[T] // the worker's batch of one
 	// queued counts the notifications ever queued, under mu.
 	queued atomic.Int64
 
@@ -102,6 +116,20 @@ type Config[T any] struct {
 	OnResync func(*Listener[T])
 	// Clock times resyncs; nil means the real clock.
 	Clock clock.Clock
+	// KeyOf, if set, names the object a notification is about, and makes
+	// the queue merge the notifications for one key that wait there (see
+	// merge): the backlog is bounded by the number of keys, not events.
+	// Notifications for different keys may then be delivered in another
+	// order than queued; those for one key stay in order.
+	KeyOf func(T) types.NamespacedName
+	// Limit, if positive, is how many notifications may wait. Queueing one
+	// more stops the listener, as Stop does, and calls OnOverflow on a
+	// goroutine of its own.
+	Limit      int
+	OnOverflow func()
+	// Observe, if set, is told of each delivered notification how long
+	// the handler took.
+	Observe func(Kind, time.Duration)
 }
 
 // New returns a listener; Run delivers its notifications.
@@ -110,16 +138,24 @@ func New[T any](cfg Config[T]) *Listener[T] {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Listener[T]{
-		deliver:  cfg.Deliver,
-		onPanic:  cfg.OnPanic,
-		resync:   cfg.Resync,
-		onResync: cfg.OnResync,
-		clock:    clk,
-		wake:     make(chan struct{}, 1),
-		done:     make(chan struct{}),
-		synced:   make(chan struct{}),
+	l := &Listener[T]{
+		deliver:    cfg.Deliver,
+		onPanic:    cfg.OnPanic,
+		resync:     cfg.Resync,
+		onResync:   cfg.OnResync,
+		clock:      clk,
+		keyOf:      cfg.KeyOf,
+		limit:      cfg.Limit,
+		onOverflow: cfg.OnOverflow,
+		observe:    cfg.Observe,
+		wake:       make(chan struct{}, 1),
+		done:       make(chan struct{}),
+		synced:     make(chan struct{}),
 	}
+	if l.keyOf != nil {
+		l.index = make(map[types.NamespacedName]int)
+	}
+	return l
 }
 
 // Push queues n and wakes the worker if it waits. It never blocks on the
@@ -140,7 +176,17 @@ func (l *Listener[T]) Queue(n Notification[T]) (wake bool) {
 		l.mu.Unlock()
 		return false
 	}
-	l.pending = append(l.pending, n)
+	if l.limit > 0 && l.Backlog() >= l.limit && !l.mergesInto(n) {
+		l.overflowLocked()
+		l.mu.Unlock()
+		return false
+	}
+	if l.keyOf == nil || n.Kind == Synced {
+		l.pending = append(l.pending, n)
+	} else if !l.queueMerged(n) {
+		l.mu.Unlock()
+		return false // merged into a waiting notification
+	}
 	// Counted under the lock: the worker, which takes the batch under it,
 	// never counts as delivered a notification not yet counted as queued.
 	l.queued.Add(1)
@@ -148,6 +194,31 @@ func (l *Listener[T]) Queue(n Notification[T]) (wake bool) {
 	l.idle = false
 	l.mu.Unlock()
 	return wake
+}
+
+// mergesInto reports whether n would merge into a waiting notification
+// rather than take a slot of its own; l.mu is held.
+func (l *Listener[T]) mergesInto(n Notification[T]) bool {
+	if l.keyOf == nil || n.Kind == Synced {
+		return false
+	}
+	i, ok := l.index[l.keyOf(subject(n))]
+	if !ok {
+		return false
+	}
+	probe := l.pending[i]
+	return merge(&probe, n) != mergedAfter
+}
+
+// overflowLocked stops the listener, whose queue is full, and has
+// OnOverflow told; l.mu is held.
+func (l *Listener[T]) overflowLocked() {
+	if !l.stopLocked() {
+		return
+	}
+	if l.onOverflow != nil {
+		go l.onOverflow()
+	}
 }
 
 // Wake wakes the worker.
@@ -184,18 +255,39 @@ func (l *Listener[T]) Synced() <-chan struct{} { return l.synced }
 func (l *Listener[T]) Stop() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.stopLocked()
+}
+
+// stopLocked stops the listener, if it was not, and reports whether it
+// did; l.mu is held.
+func (l *Listener[T]) stopLocked() bool {
 	if l.state.Or(stateStopped)&stateStopped != 0 {
-		return
+		return false
 	}
 	l.closed = true
 	if !l.started.Load() {
 		// Run never started, and will not deliver if it does.
 		l.doneOnce.Do(func() { close(l.done) })
 	}
-	l.delivered.Add(int64(len(l.pending)))
+	l.delivered.Add(int64(live(l.pending[l.head:])))
 	clear(l.pending)
 	l.pending = l.pending[:0]
+	l.head = 0
+	clear(l.index)
+	l.cancelled = 0
 	l.Wake()
+	return true
+}
+
+// live counts the notifications of q that merging did not cancel.
+func live[T any](q []Notification[T]) int {
+	n := 0
+	for i := range q {
+		if q[i].Kind != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // Stopped reports whether Stop was called.
@@ -237,17 +329,43 @@ func (l *Listener[T]) Run(ctx context.Context) {
 			l.resyncNow(timer)
 			continue
 		}
-		for i := range batch {
-			if !l.enterCall() {
-				l.delivered.Add(int64(len(batch) - i))
-				return
-			}
-			l.call(batch[i])
-			l.state.And(^stateInCall)
-			l.delivered.Add(1)
+		if !l.deliverBatch(batch) {
+			return
 		}
-		l.recycle(batch)
+		if l.keyOf == nil {
+			l.recycle(batch)
+		}
 	}
+}
+
+// deliverBatch delivers batch, skipping the slots merging cancelled, and
+// reports false if the listener was stopped meanwhile.
+func (l *Listener[T]) deliverBatch(batch []Notification[T]) bool {
+	var start time.Time
+	if l.observe != nil {
+		start = time.Now()
+	}
+	for i := range batch {
+		kind := batch[i].Kind
+		if kind == 0 {
+			continue
+		}
+		if !l.enterCall() {
+			l.delivered.Add(int64(live(batch[i:])))
+			return false
+		}
+		l.call(batch[i])
+		l.state.And(^stateInCall)
+		l.delivered.Add(1)
+		if l.observe != nil && kind != Synced {
+			// One clock read per call: each call ends where the next
+			// begins.
+			end := time.Now()
+			l.observe(kind, end.Sub(start))
+			start = end
+		}
+	}
+	return true
 }
 
 // enterCall marks a call in progress, unless Stop was called.
@@ -282,7 +400,7 @@ func jittered(d time.Duration) time.Duration {
 // batch when the resync timer fires and false when the listener must end.
 func (l *Listener[T]) next(ctx context.Context, resync <-chan time.Time) ([]Notification[T], bool) {
 	l.mu.Lock()
-	for len(l.pending) == 0 && !l.closed {
+	for !l.waitingLocked() && !l.closed {
 		l.idle = true
 		l.mu.Unlock()
 		select {
@@ -298,6 +416,11 @@ func (l *Listener[T]) next(ctx context.Context, resync <-chan time.Time) ([]Noti
 	if l.closed {
 		l.mu.Unlock()
 		return nil, false
+	}
+	if l.keyOf != nil {
+		batch := l.takeMergedLocked()
+		l.mu.Unlock()
+		return batch, true
 	}
 	batch := l.pending
 	l.pending = l.spare[:0]
