@@ -106,6 +106,9 @@ func (r *Registration[T]) Name() string { return r.name }
 // after that, the cache's contents when it was added.
 func (r *Registration[T]) HasSynced() bool { return r.listener.HasSynced() }
 
+// Synced is closed once HasSynced turns true.
+func (r *Registration[T]) Synced() <-chan struct{} { return r.listener.Synced() }
+
 // WaitForSync waits until HasSynced or ctx ends.
 func (r *Registration[T]) WaitForSync(ctx context.Context) error {
 	if err := r.inf.WaitForSync(ctx); err != nil {

@@ -252,6 +252,10 @@ func (i *SharedInformer[T]) startListener(l *dispatch.Listener[T]) {
 // follows it. Handlers may still be delivering; see Registration.HasSynced.
 func (i *SharedInformer[T]) HasSynced() bool { return i.synced.Load() }
 
+// Synced is closed once the cache has synced, for code that waits on a
+// channel, such as client-go's cache.DoneChecker.
+func (i *SharedInformer[T]) Synced() <-chan struct{} { return i.syncedCh }
+
 // WaitForSync waits until the cache has synced. It returns nil once it has,
 // and a *NotSyncedError if ctx ends first or, without waiting further, if
 // the last list or watch failed in a way that retrying alone will not fix

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -552,5 +553,50 @@ func TestRemoveHandlerBeforeRun(t *testing.T) {
 	case <-reg.Done():
 	case <-time.After(10 * time.Second):
 		t.Fatal("Done never closed")
+	}
+}
+
+// An informer of an interface type (informers.Object here, client.Object
+// for controller-runtime) caches its objects by their dynamic types, copied
+// out of the list pages, so that no page stays reachable through them.
+func TestInformerOfInterfaceType(t *testing.T) {
+	src := newPodSource()
+	src.RefuseWatchList(true)
+	mustAdd(t, src, pod("a", "x", nil), pod("a", "y", nil))
+	var mu sync.Mutex
+	var pages []*corev1.PodList
+	lw := informers.NewListWatch[informers.Object](
+		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
+			l, err := src.List(ctx, "", opts)
+			mu.Lock()
+			pages = append(pages, l)
+			mu.Unlock()
+			return l, err
+		},
+		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return src.Watch(ctx, "", opts)
+		})
+	inf, err := informers.NewInformer(lw, informers.Options[informers.Object]{Backoff: fastBackoff})
+	require.NoError(t, err)
+	assert.Equal(t, "reflector.Object", inf.String(), "named by its type, not by a nil value")
+	run(t, inf)
+	waitSynced(t, inf)
+	select {
+	case <-inf.Synced():
+	default:
+		t.Fatal("Synced is not closed once HasSynced")
+	}
+
+	got, err := inf.Lister().Namespace("a").Get("x")
+	require.NoError(t, err)
+	p, ok := got.(*corev1.Pod)
+	require.True(t, ok, "cached as %T", got)
+	assert.Equal(t, "x", p.Name)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, page := range pages {
+		for n := range page.Items {
+			assert.NotSame(t, &page.Items[n], p, "the cached pod points into a list page")
+		}
 	}
 }

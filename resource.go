@@ -16,7 +16,7 @@ import (
 // describe names an informer by resource and Go type, as in
 // "deployments.v1.apps (*v1.Deployment)".
 func describe[T Object](gvr schema.GroupVersionResource) string {
-	typ := fmt.Sprintf("%T", *new(T))
+	typ := reflect.TypeFor[T]().String() // names interface types too
 	if gvr.Empty() {
 		return typ
 	}

@@ -219,22 +219,34 @@ func isNil[T any](obj T) bool {
 
 // shallowCopier returns a function that copies the struct a T points to
 // into an allocation of its own; the copy shares strings, maps and slices
-// with the original. For a T that is not a pointer it returns the identity.
-// It uses reflection, once per object a list adds to the cache: next to
-// decoding the object, the cost does not show.
+// with the original. T may also be an interface type (client.Object, say),
+// whose values are copied by their dynamic pointer type. For other T it
+// returns the identity. It uses reflection, once per object a list adds to
+// the cache: next to decoding the object, the cost does not show.
 func shallowCopier[T any]() func(T) T {
 	typ := reflect.TypeFor[T]()
-	if typ.Kind() != reflect.Pointer {
-		return func(obj T) T { return obj }
-	}
-	elem := typ.Elem()
-	return func(obj T) T {
-		v := reflect.ValueOf(obj)
-		if v.IsNil() {
-			return obj
+	switch typ.Kind() {
+	case reflect.Pointer:
+		elem := typ.Elem()
+		return func(obj T) T {
+			v := reflect.ValueOf(obj)
+			if v.IsNil() {
+				return obj
+			}
+			c := reflect.New(elem)
+			c.Elem().Set(v.Elem())
+			return c.Interface().(T)
 		}
-		c := reflect.New(elem)
-		c.Elem().Set(v.Elem())
-		return c.Interface().(T)
+	case reflect.Interface:
+		return func(obj T) T {
+			v := reflect.ValueOf(obj)
+			if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() {
+				return obj
+			}
+			c := reflect.New(v.Type().Elem())
+			c.Elem().Set(v.Elem())
+			return c.Interface().(T)
+		}
 	}
+	return func(obj T) T { return obj }
 }
