@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/kubetyped/informers/examples/migration/internal/podcounttest"
+	"github.com/kubetyped/informers/examples/internal/podcounttest"
 	"github.com/kubetyped/informers/internal/testenv"
 )
 

@@ -1,5 +1,5 @@
-// Package podcounttest is the test of both versions of the podcount
-// controller: one scenario, so that both must behave alike.
+// Package podcounttest is the test of every version of the podcount
+// controller: one scenario, so that all must behave alike.
 package podcounttest
 
 import (

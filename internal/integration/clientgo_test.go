@@ -1,0 +1,97 @@
+package integration
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/clientgo"
+	"github.com/kubetyped/informers/internal/testenv"
+)
+
+// A client-go style controller on the view of our informer handles a
+// delete that happened while it was cut off: the relist after 410 delivers
+// it as cache.DeletedFinalStateUnknown, which its DeleteFunc unwraps.
+func TestClientGoControllerDeleteWhileDisconnected(t *testing.T) {
+	noLeaks(t)
+	env := testenv.New(t, testenv.Options{UncachedResources: []string{"configmaps"}})
+	admin := clientset(t, env.Config())
+	ns := namespace(t, admin)
+	ctx := ctxFor(t, 2*time.Minute)
+	for i := range 3 {
+		_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+
+	net := newPartition()
+	cfg := env.Config()
+	cfg.WrapTransport = net.wrap
+	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	informer := clientgo.SharedIndexInformer(informers.Informer[*corev1.ConfigMap](f))
+
+	// The controller as client-go code writes it.
+	var mu sync.Mutex
+	var deleted, tombstones []string
+	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			mu.Lock()
+			defer mu.Unlock()
+			cm, ok := obj.(*corev1.ConfigMap)
+			if !ok {
+				tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+				if !ok {
+					t.Errorf("delete of %T", obj)
+					return
+				}
+				tombstones = append(tombstones, tombstone.Key)
+				cm = tombstone.Obj.(*corev1.ConfigMap)
+			}
+			deleted = append(deleted, cm.Name)
+		},
+	})
+	require.NoError(t, err)
+	lister := corelisters.NewConfigMapLister(informer.GetIndexer())
+	startFactory(t, f)
+	require.True(t, cache.WaitForCacheSync(ctx.Done(), informer.HasSynced))
+	got, err := lister.ConfigMaps(ns).Get("cm-0")
+	require.NoError(t, err)
+	assert.Equal(t, "cm-0", got.Name)
+
+	require.NoError(t, admin.CoreV1().ConfigMaps(ns).Delete(ctx, "cm-0", metav1.DeleteOptions{}))
+	eventually(t, 30*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(deleted) == 1
+	}, "the delete seen on the watch")
+
+	net.Cut()
+	eventually(t, 30*time.Second, func() bool { return informer.Informer().LastError() != nil }, "the informer noticed the cut")
+	require.NoError(t, admin.CoreV1().ConfigMaps(ns).Delete(ctx, "cm-1", metav1.DeleteOptions{}))
+	require.NoError(t, env.Compact(ctx))
+	net.Heal()
+
+	eventually(t, time.Minute, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(deleted) == 2
+	}, "the delete found by the relist")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"cm-0", "cm-1"}, deleted)
+	assert.Equal(t, []string{ns + "/cm-1"}, tombstones, "only the delete found by the relist is a tombstone")
+	_, err = lister.ConfigMaps(ns).Get("cm-1")
+	assert.Error(t, err)
+	all, err := lister.ConfigMaps(ns).List(labels.Everything())
+	require.NoError(t, err)
+	assert.Len(t, all, 1)
+}
