@@ -1,0 +1,157 @@
+package controllerruntime
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubetyped/informers/clientgo"
+)
+
+// newInformer returns the controller-runtime Informer of a type: the
+// client-go view of its informer or, when its namespaces are cached by
+// several informers, one that spans them.
+func newInformer(tc *typeCache) cache.Informer {
+	views := make([]*clientgo.View[client.Object], len(tc.parts))
+	for n, p := range tc.parts {
+		views[n] = clientgo.SharedIndexInformer(p.inf)
+	}
+	if len(views) == 1 {
+		return views[0]
+	}
+	return &multiInformer{name: tc.key.gvk.String(), views: views}
+}
+
+// multiInformer is the Informer of a type cached by several informers,
+// one per namespace setting. A handler added to it is added to each, and
+// called by each for its own objects.
+type multiInformer struct {
+	name  string
+	views []*clientgo.View[client.Object]
+}
+
+func (m *multiInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	return m.AddEventHandlerWithOptions(h, toolscache.HandlerOptions{})
+}
+
+func (m *multiInformer) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, resync time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
+	return m.AddEventHandlerWithOptions(h, toolscache.HandlerOptions{ResyncPeriod: &resync})
+}
+
+func (m *multiInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, opts toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
+	reg := &multiRegistration{name: m.name}
+	for _, v := range m.views {
+		r, err := v.AddEventHandlerWithOptions(h, opts)
+		if err != nil {
+			for n, added := range reg.regs {
+				_ = m.views[n].RemoveEventHandler(added)
+			}
+			return nil, err
+		}
+		reg.regs = append(reg.regs, r.(clientgo.Registration[client.Object]))
+		reg.stops = append(reg.stops, v.Informer().Stopped())
+	}
+	return reg, nil
+}
+
+func (m *multiInformer) RemoveEventHandler(handle toolscache.ResourceEventHandlerRegistration) error {
+	reg, ok := handle.(*multiRegistration)
+	if !ok || len(reg.regs) != len(m.views) {
+		return fmt.Errorf("controllerruntime: %s: RemoveEventHandler: %T is not a registration of this informer", m.name, handle)
+	}
+	var errs []error
+	for n, r := range reg.regs {
+		errs = append(errs, m.views[n].RemoveEventHandler(r))
+	}
+	return errors.Join(errs...)
+}
+
+func (m *multiInformer) AddIndexers(indexers toolscache.Indexers) error {
+	var errs []error
+	for _, v := range m.views {
+		errs = append(errs, v.AddIndexers(indexers))
+	}
+	return errors.Join(errs...)
+}
+
+func (m *multiInformer) HasSynced() bool {
+	for _, v := range m.views {
+		if !v.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *multiInformer) HasSyncedChecker() toolscache.DoneChecker {
+	synced := make([]<-chan struct{}, len(m.views))
+	stops := make([]<-chan struct{}, len(m.views))
+	for n, v := range m.views {
+		synced[n], stops[n] = v.Informer().Synced(), v.Informer().Stopped()
+	}
+	return allDone(m.name, synced, stops)
+}
+
+func (m *multiInformer) IsStopped() bool {
+	for _, v := range m.views {
+		if !v.IsStopped() {
+			return false
+		}
+	}
+	return true
+}
+
+// multiRegistration is a handler added to each informer of a type.
+type multiRegistration struct {
+	name  string
+	regs  []clientgo.Registration[client.Object]
+	stops []<-chan struct{} // of the informers
+}
+
+func (r *multiRegistration) HasSynced() bool {
+	for _, reg := range r.regs {
+		if !reg.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *multiRegistration) HasSyncedChecker() toolscache.DoneChecker {
+	synced := make([]<-chan struct{}, len(r.regs))
+	for n, reg := range r.regs {
+		synced[n] = reg.Synced()
+	}
+	return allDone(r.name, synced, r.stops)
+}
+
+// allDone is a checker done once every channel of synced is closed. A
+// goroutine waits for them; it also ends, leaving the checker not done,
+// once one of the informers has stopped (stops, in the same order).
+func allDone(name string, synced, stops []<-chan struct{}) toolscache.DoneChecker {
+	done := make(chan struct{})
+	go func() {
+		for n, ch := range synced {
+			select {
+			case <-ch:
+			case <-stops[n]:
+				return
+			}
+		}
+		close(done)
+	}()
+	return doneChecker{name: name, done: done}
+}
+
+type doneChecker struct {
+	name string
+	done chan struct{}
+}
+
+func (c doneChecker) Name() string          { return c.name }
+func (c doneChecker) Done() <-chan struct{} { return c.done }
+

@@ -1,0 +1,334 @@
+package controllerruntime_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kubetyped/informers/controllerruntime"
+	"github.com/kubetyped/informers/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(klog.Background())
+	testenv.Main(m)
+}
+
+// noLeaks checks at the end of the test that none of its goroutines
+// outlived it. Call it first in a test.
+func noLeaks(t *testing.T) {
+	t.Helper()
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() {
+		goleak.VerifyNone(t, before,
+			goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+			goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+			goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
+			goleak.IgnoreAnyFunction("github.com/kubetyped/informers/internal/testenv.(*process).run"),
+			// controller-runtime's global workqueue metrics and klog.
+			goleak.IgnoreAnyFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
+		)
+	})
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func eventually(t *testing.T, d time.Duration, cond func() bool, msg string, args ...any) {
+	t.Helper()
+	require.Eventually(t, cond, d, 20*time.Millisecond, append([]any{msg}, args...)...)
+}
+
+func namespace(t *testing.T, cs kubernetes.Interface) string {
+	t.Helper()
+	ns, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "cr-"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) })
+	return ns.Name
+}
+
+// newManager returns a manager on our cache, run until the end of the
+// test. Only NewCache differs from a stock manager.
+func newManager(t *testing.T, cfg *rest.Config, opts manager.Options) manager.Manager {
+	t.Helper()
+	opts.NewCache = controllerruntime.NewCache
+	opts.Metrics = metricsserver.Options{BindAddress: "0"}
+	opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
+	mgr, err := ctrl.NewManager(cfg, opts)
+	require.NoError(t, err)
+	return mgr
+}
+
+func startManager(t *testing.T, mgr manager.Manager) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(time.Minute):
+			t.Error("the manager did not stop")
+		}
+	})
+	require.True(t, mgr.GetCache().WaitForCacheSync(ctxFor(t, time.Minute)))
+}
+
+// seen records what a reconciler read from the cache, per object: the
+// value of its "v" label, or "gone".
+type seen struct {
+	mu   sync.Mutex
+	last map[types.NamespacedName]string
+}
+
+func (s *seen) set(key types.NamespacedName, v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		s.last = map[types.NamespacedName]string{}
+	}
+	s.last[key] = v
+}
+
+func (s *seen) get(key types.NamespacedName) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last[key]
+}
+
+// reconciler reads its object through the manager's client (the cache)
+// into a new obj.
+func reconciler(c client.Client, newObj func() client.Object, s *seen) reconcile.Func {
+	return func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		obj := newObj()
+		err := c.Get(ctx, req.NamespacedName, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			s.set(req.NamespacedName, "gone")
+		case err != nil:
+			return reconcile.Result{}, err
+		default:
+			s.set(req.NamespacedName, obj.GetLabels()["v"])
+		}
+		return reconcile.Result{}, nil
+	}
+}
+
+var secretGVK = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+
+// A manager on our cache reconciles created, updated and deleted objects,
+// typed, unstructured and metadata-only.
+func TestManagerReconciles(t *testing.T) {
+	noLeaks(t)
+	env := testenv.Shared(t)
+	cs := kubernetes.NewForConfigOrDie(env.Config())
+	ns := namespace(t, cs)
+	mgr := newManager(t, env.Config(), manager.Options{})
+
+	typed, unstr, meta := &seen{}, &seen{}, &seen{}
+	require.NoError(t, builder.ControllerManagedBy(mgr).Named("typed").For(&corev1.ConfigMap{}).
+		Complete(reconciler(mgr.GetClient(), func() client.Object { return &corev1.ConfigMap{} }, typed)))
+	newSecret := func() client.Object {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(secretGVK)
+		return u
+	}
+	require.NoError(t, builder.ControllerManagedBy(mgr).Named("unstructured").For(newSecret()).
+		Complete(reconciler(mgr.GetClient(), newSecret, unstr)))
+	newMeta := func() client.Object {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Service"))
+		return m
+	}
+	require.NoError(t, builder.ControllerManagedBy(mgr).Named("metadata").For(&corev1.Service{}, builder.OnlyMetadata).
+		Complete(reconciler(mgr.GetClient(), newMeta, meta)))
+	startManager(t, mgr)
+
+	ctx := ctxFor(t, 2*time.Minute)
+	key := types.NamespacedName{Namespace: ns, Name: "x"}
+	objMeta := func(v string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: ns, Name: "x", Labels: map[string]string{"v": v}}
+	}
+	_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: objMeta("1")}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: objMeta("1")}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: objMeta("1"),
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	for name, s := range map[string]*seen{"typed": typed, "unstructured": unstr, "metadata": meta} {
+		eventually(t, time.Minute, func() bool { return s.get(key) == "1" }, "%s: created", name)
+	}
+
+	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "x", metav1.GetOptions{})
+	require.NoError(t, err)
+	cm.Labels["v"] = "2"
+	_, err = cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	sec, err := cs.CoreV1().Secrets(ns).Get(ctx, "x", metav1.GetOptions{})
+	require.NoError(t, err)
+	sec.Labels["v"] = "2"
+	_, err = cs.CoreV1().Secrets(ns).Update(ctx, sec, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	svc, err := cs.CoreV1().Services(ns).Get(ctx, "x", metav1.GetOptions{})
+	require.NoError(t, err)
+	svc.Labels["v"] = "2"
+	_, err = cs.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	for name, s := range map[string]*seen{"typed": typed, "unstructured": unstr, "metadata": meta} {
+		eventually(t, time.Minute, func() bool { return s.get(key) == "2" }, "%s: updated", name)
+	}
+
+	require.NoError(t, cs.CoreV1().ConfigMaps(ns).Delete(ctx, "x", metav1.DeleteOptions{}))
+	require.NoError(t, cs.CoreV1().Secrets(ns).Delete(ctx, "x", metav1.DeleteOptions{}))
+	require.NoError(t, cs.CoreV1().Services(ns).Delete(ctx, "x", metav1.DeleteOptions{}))
+	for name, s := range map[string]*seen{"typed": typed, "unstructured": unstr, "metadata": meta} {
+		eventually(t, time.Minute, func() bool { return s.get(key) == "gone" }, "%s: deleted", name)
+	}
+}
+
+// List through the manager's client answers label and field selectors and
+// an IndexField index from our cache.
+func TestManagerListSelectorsAndIndex(t *testing.T) {
+	noLeaks(t)
+	env := testenv.Shared(t)
+	cs := kubernetes.NewForConfigOrDie(env.Config())
+	ns, other := namespace(t, cs), namespace(t, cs)
+	mgr := newManager(t, env.Config(), manager.Options{})
+	require.NoError(t, mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, "spec.nodeName",
+		func(o client.Object) []string { return []string{o.(*corev1.Pod).Spec.NodeName} }))
+	ctx := ctxFor(t, 2*time.Minute)
+	for i, spec := range []struct{ ns, node, app string }{{ns, "n1", "web"}, {ns, "n1", "db"}, {ns, "n2", "web"}, {other, "n1", "web"}} {
+		_, err := cs.CoreV1().Pods(spec.ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Labels: map[string]string{"app": spec.app}},
+			Spec:       corev1.PodSpec{NodeName: spec.node, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	startManager(t, mgr)
+
+	for _, tc := range []struct {
+		name string
+		opts []client.ListOption
+		want []string
+	}{
+		{"namespace", []client.ListOption{client.InNamespace(ns)}, []string{"p0", "p1", "p2"}},
+		{"labels", []client.ListOption{client.InNamespace(ns), client.MatchingLabels{"app": "web"}}, []string{"p0", "p2"}},
+		{"index in a namespace", []client.ListOption{client.InNamespace(ns), client.MatchingFields{"spec.nodeName": "n1"}}, []string{"p0", "p1"}},
+		{"index and labels", []client.ListOption{client.InNamespace(ns), client.MatchingFields{"spec.nodeName": "n1"}, client.MatchingLabels{"app": "web"}}, []string{"p0"}},
+		{"index in all namespaces", []client.ListOption{client.MatchingFields{"spec.nodeName": "n1"}, client.MatchingLabels{"app": "web"}}, []string{"p0", "p3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var pods corev1.PodList
+			eventually(t, time.Minute, func() bool {
+				require.NoError(t, mgr.GetClient().List(ctx, &pods, tc.opts...))
+				return len(namesOf(pods.Items, ns, other)) == len(tc.want)
+			}, "listed %v", namesOf(pods.Items, ns, other))
+			assert.ElementsMatch(t, tc.want, namesOf(pods.Items, ns, other))
+			for _, p := range pods.Items {
+				assert.Equal(t, "Pod", p.Kind, "copies carry their kind")
+			}
+		})
+	}
+	var pods corev1.PodList
+	err := mgr.GetClient().List(ctx, &pods, client.MatchingFields{"spec.schedulerName": "x"})
+	assert.ErrorContains(t, err, "field:spec.schedulerName")
+}
+
+// namesOf returns the names of the pods of the test's namespaces.
+func namesOf(pods []corev1.Pod, namespaces ...string) []string {
+	var out []string
+	for _, p := range pods {
+		for _, ns := range namespaces {
+			if p.Namespace == ns {
+				out = append(out, p.Name)
+			}
+		}
+	}
+	return out
+}
+
+// A manager on our cache goes on reconciling after kube-apiserver restarts.
+func TestManagerSurvivesAPIServerRestart(t *testing.T) {
+	noLeaks(t)
+	env := testenv.New(t, testenv.Options{})
+	cs := kubernetes.NewForConfigOrDie(env.Config())
+	ns := namespace(t, cs)
+	mgr := newManager(t, env.Config(), manager.Options{})
+	s := &seen{}
+	require.NoError(t, builder.ControllerManagedBy(mgr).Named("restart").For(&corev1.ConfigMap{}).
+		Complete(reconciler(mgr.GetClient(), func() client.Object { return &corev1.ConfigMap{} }, s)))
+	startManager(t, mgr)
+	ctx := ctxFor(t, 3*time.Minute)
+	create := func(name string) {
+		t.Helper()
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"v": "1"}}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	create("before")
+	eventually(t, time.Minute, func() bool { return s.get(types.NamespacedName{Namespace: ns, Name: "before"}) == "1" }, "reconciled before the restart")
+
+	require.NoError(t, env.RestartAPIServer(ctx))
+	create("after")
+	require.NoError(t, cs.CoreV1().ConfigMaps(ns).Delete(ctx, "before", metav1.DeleteOptions{}))
+	eventually(t, 2*time.Minute, func() bool { return s.get(types.NamespacedName{Namespace: ns, Name: "after"}) == "1" }, "reconciled after the restart")
+	eventually(t, 2*time.Minute, func() bool { return s.get(types.NamespacedName{Namespace: ns, Name: "before"}) == "gone" }, "delete reconciled after the restart")
+}
+
+// RemoveInformer stops the informer of a type; the next request makes a
+// new one.
+func TestRemoveInformer(t *testing.T) {
+	noLeaks(t)
+	env := testenv.Shared(t)
+	c, err := controllerruntime.New(env.Config(), ctrl.Options{}.Cache)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+	require.True(t, c.WaitForCacheSync(ctxFor(t, time.Minute)), "started")
+	inf, err := c.GetInformer(ctxFor(t, time.Minute), &corev1.ConfigMap{})
+	require.NoError(t, err)
+	require.True(t, inf.HasSynced(), "GetInformer waits for the informer to sync once the cache runs")
+	require.False(t, inf.IsStopped())
+
+	require.NoError(t, c.RemoveInformer(ctxFor(t, time.Minute), &corev1.ConfigMap{}))
+	assert.True(t, inf.IsStopped(), "the removed informer stopped")
+	again, err := c.GetInformer(ctxFor(t, time.Minute), &corev1.ConfigMap{})
+	require.NoError(t, err)
+	assert.NotSame(t, inf, again, "a new informer")
+	assert.False(t, again.IsStopped())
+	assert.NoError(t, c.RemoveInformer(ctxFor(t, time.Minute), &corev1.Secret{}), "removing an informer that is not there")
+}

@@ -1,0 +1,129 @@
+package controllerruntime
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/kubetyped/informers"
+)
+
+// shape is how a type's objects are represented in the cache.
+type shape int
+
+const (
+	typed shape = iota
+	unstructuredShape
+	metadataShape
+)
+
+func shapeOf(obj runtime.Object) shape {
+	switch obj.(type) {
+	case runtime.Unstructured:
+		return unstructuredShape
+	case *metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList:
+		return metadataShape
+	}
+	return typed
+}
+
+// listWatch lists and watches gvk, through the resource gvr, in namespace
+// ns ("" for all), in the given shape: through a typed REST client (as
+// protobuf for built-in types, as controller-runtime does), the dynamic
+// client or the metadata client.
+func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionResource, sh shape, ns string) (*informers.ListWatch[client.Object, informers.List], error) {
+	switch sh {
+	case unstructuredShape:
+		cfg := rest.CopyConfig(c.config)
+		cfg.NegotiatedSerializer = nil
+		dc, err := dynamic.NewForConfigAndClient(cfg, c.httpClient)
+		if err != nil {
+			return nil, err
+		}
+		r := dc.Resource(gvr)
+		var rc dynamic.ResourceInterface = r
+		if ns != "" {
+			rc = r.Namespace(ns)
+		}
+		return informers.NewListWatch[client.Object](
+			func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) { return rc.List(ctx, opts) },
+			rc.Watch), nil
+	case metadataShape:
+		cfg := rest.CopyConfig(c.config)
+		cfg.NegotiatedSerializer = nil
+		mc, err := metadata.NewForConfigAndClient(cfg, c.httpClient)
+		if err != nil {
+			return nil, err
+		}
+		r := mc.Resource(gvr)
+		var rc metadata.ResourceInterface = r
+		if ns != "" {
+			rc = r.Namespace(ns)
+		}
+		return informers.NewListWatch[client.Object](
+			func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
+				list, err := rc.List(ctx, opts)
+				if err != nil {
+					return nil, err
+				}
+				for i := range list.Items {
+					list.Items[i].SetGroupVersionKind(gvk)
+				}
+				return list, nil
+			},
+			func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+				w, err := rc.Watch(ctx, opts)
+				if err != nil {
+					return nil, err
+				}
+				// The metadata client's objects say PartialObjectMetadata.
+				return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+					if m, ok := ev.Object.(*metav1.PartialObjectMetadata); ok {
+						m.SetGroupVersionKind(gvk)
+					}
+					return ev, true
+				}), nil
+			}), nil
+	}
+	rc, err := apiutil.RESTClientForGVK(gvk, false, false, c.config, c.codecs, c.httpClient)
+	if err != nil {
+		return nil, err
+	}
+	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
+	listObj, err := c.scheme.New(listGVK)
+	if err != nil {
+		return nil, err
+	}
+	request := func(opts *metav1.ListOptions) *rest.Request {
+		req := rc.Get().Resource(gvr.Resource).VersionedParams(opts, c.paramCodec)
+		if ns != "" {
+			req = req.Namespace(ns)
+		}
+		return req
+	}
+	return informers.NewListWatch[client.Object](
+		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
+			out := listObj.DeepCopyObject()
+			if err := request(&opts).Do(ctx).Into(out); err != nil {
+				return nil, err
+			}
+			l, ok := out.(informers.List)
+			if !ok {
+				return nil, fmt.Errorf("list of %s returned %T, not a list", gvr, out)
+			}
+			return l, nil
+		},
+		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.Watch = true
+			return request(&opts).Watch(ctx)
+		}), nil
+}
