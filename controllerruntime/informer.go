@@ -154,4 +154,3 @@ type doneChecker struct {
 
 func (c doneChecker) Name() string          { return c.name }
 func (c doneChecker) Done() <-chan struct{} { return c.done }
-

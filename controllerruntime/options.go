@@ -142,4 +142,3 @@ func transform(fn toolscache.TransformFunc) informers.TransformFunc[client.Objec
 		return o, nil
 	}
 }
-

@@ -64,4 +64,3 @@ func TestSource(t *testing.T) {
 	eventually(t, time.Minute, func() bool { return s.get(key) == "gone" }, "deleted")
 	require.Empty(t, s.get(types.NamespacedName{Namespace: ns, Name: "skipped"}), "the predicate filtered it out")
 }
-

@@ -151,4 +151,3 @@ func (c *copier) logResult(err error, format string, args ...any) {
 		c.log.Printf(format, args...)
 	}
 }
-
