@@ -3,6 +3,7 @@ package informers
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,7 +28,12 @@ type ListWatchError struct {
 	Err error
 }
 
+// Error says what failed, with the HTTP status the server answered, if it
+// did, as in "informers: list pods.v1 (*v1.Pod): 403 Forbidden: ...".
 func (e *ListWatchError) Error() string {
+	if code := statusCode(e.Err); code != 0 {
+		return fmt.Sprintf("informers: %s %s: %d %s: %v", e.Op, e.Resource, code, http.StatusText(code), e.Err)
+	}
 	return fmt.Sprintf("informers: %s %s: %v", e.Op, e.Resource, e.Err)
 }
 
@@ -88,6 +94,19 @@ func (e *NotSyncedError) Unwrap() []error {
 		}
 	}
 	return errs
+}
+
+// HandlerOverflowError reports a handler removed because more events
+// waited for it than its queue limit (WithQueueLimit) allows.
+type HandlerOverflowError struct {
+	Resource string
+	// Handler is the name given with WithName, or the handler's Go type.
+	Handler string
+	Limit   int
+}
+
+func (e *HandlerOverflowError) Error() string {
+	return fmt.Sprintf("informers: %s: handler %s removed: more than %d events waited for it", e.Resource, e.Handler, e.Limit)
 }
 
 // HandlerPanicError reports a handler that panicked. The informer recovers

@@ -162,6 +162,9 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if f.lists != nil {
 		o.listLimiter = f.lists
 	}
+	if o.Name == "" {
+		o.Name = sel.name(target.gvr)
+	}
 	// The list-watch has the namespace; NewInformer applies the selectors.
 	o.Namespace, o.LabelSelector, o.FieldSelector = "", sel.labels, sel.fields
 	o.Resource = target.gvr

@@ -3,6 +3,8 @@ package informers
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -77,6 +79,8 @@ type HandlerOption func(*handlerConfig)
 type handlerConfig struct {
 	name   string
 	resync time.Duration
+	merge  bool
+	limit  int
 }
 
 // WithResync replays the whole cache to this handler as updates every d,
@@ -91,11 +95,56 @@ func WithName(name string) HandlerOption {
 	return func(c *handlerConfig) { c.name = name }
 }
 
+// MergeByKey makes the handler's queue merge the events that wait there
+// for one object: an object changed twice while the handler was busy is
+// delivered once, with its latest state; an update then a delete is
+// delivered as the delete; an add then a delete is not delivered at all.
+// A deletion and a recreation under the same name stay a delete and an
+// add. So the handler ends in the cache's state, as without the option,
+// and its backlog is bounded by the number of objects (two events each at
+// most), not by the number of changes: a stuck handler cannot make memory
+// run away. Events for different objects may be delivered in another order
+// than they happened; those for one object stay in order. Resyncs merge
+// the same way. It suits handlers that act on the latest state, such as
+// those that enqueue keys.
+func MergeByKey() HandlerOption {
+	return func(c *handlerConfig) { c.merge = true }
+}
+
+// WithQueueLimit bounds how many events may wait for the handler. When
+// one more arrives (with MergeByKey, one that does not merge), the handler
+// is removed rather than fed a partial stream: its queue is dropped, Done
+// is closed once a call in progress returns, Err returns a
+// *HandlerOverflowError, which the informer's OnError also receives, and
+// readiness checks on the registration fail. 0 means no limit.
+func WithQueueLimit(n int) HandlerOption {
+	return func(c *handlerConfig) { c.limit = n }
+}
+
 // Registration is a handler added to an informer.
 type Registration[T Object] struct {
 	name     string
 	inf      *SharedInformer[T]
 	listener *dispatch.Listener[T]
+	err      atomic.Pointer[HandlerOverflowError]
+	metrics  HandlerMetrics
+	forget   sync.Once
+}
+
+// Err returns a *HandlerOverflowError once the handler was removed for
+// exceeding its queue limit, and nil otherwise.
+func (r *Registration[T]) Err() error {
+	if err := r.err.Load(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// forgetMetrics tells the handler's metrics, once, that it is gone.
+func (r *Registration[T]) forgetMetrics() {
+	if r.metrics != nil {
+		r.forget.Do(r.metrics.Removed)
+	}
 }
 
 // Name returns the handler's name.
@@ -135,6 +184,7 @@ func (r *Registration[T]) Backlog() int { return r.listener.Backlog() }
 func (r *Registration[T]) Remove() {
 	r.listener.Stop()
 	r.inf.removeHandler(r)
+	r.forgetMetrics()
 }
 
 // Done is closed once the handler has been removed, or the informer has
@@ -154,6 +204,7 @@ type AnyRegistration interface {
 	Backlog() int
 	Remove()
 	Done() <-chan struct{}
+	Err() error
 }
 
 var _ AnyRegistration = (*Registration[Object])(nil)

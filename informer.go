@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/kubetyped/informers/internal/dispatch"
@@ -36,7 +37,10 @@ type SharedInformer[T Object] struct {
 	store    *store.Store[T]
 	reader   *reader[T]
 	writer   *writer[T]
-	newRefl  func(reflector.Sink[T], klog.Logger, func(reflector.Op, error), func(reflector.Op)) runner
+	newRefl  func(reflector.Sink[T], klog.Logger, func(reflector.Op, error), func(reflector.Op), reflector.Observer) runner
+	// metrics is set by Run when Options.Metrics is.
+	metrics  InformerMetrics
+	runStart atomic.Int64 // when Run began, in Unix nanoseconds
 
 	// handlers is replaced, never changed in place, with mu held. The
 	// writer reads it with the store's write lock held; AddHandler
@@ -80,6 +84,8 @@ type AnyInformer interface {
 	LastError() error
 	Err() error
 	Stopped() <-chan struct{}
+	Name() string
+	Stats() InformerStats
 
 	// What a Factory does with informers of any type.
 	stopUnstarted()
@@ -92,6 +98,8 @@ type runner interface {
 	Run(ctx context.Context)
 	LastSyncResourceVersion() string
 	UsesWatchList() bool
+	SyncProgress() int
+	LastEvent() time.Time
 }
 
 // NewInformer returns an informer over lw; Run runs it. The selectors of
@@ -114,6 +122,9 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 			opts.Resource = gvr
 		}
 	}
+	if opts.Name == "" {
+		opts.Name = sel.name(opts.Resource)
+	}
 	i := newSharedInformer(opts, nil)
 	for name, fn := range opts.Indexers {
 		if _, err := i.AddIndex(name, fn); err != nil {
@@ -126,7 +137,7 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 	if minWatchTimeout < defaultMinWatchTimeout {
 		minWatchTimeout = defaultMinWatchTimeout
 	}
-	i.newRefl = func(sink reflector.Sink[T], log klog.Logger, onErr func(reflector.Op, error), onOK func(reflector.Op)) runner {
+	i.newRefl = func(sink reflector.Sink[T], log klog.Logger, onErr func(reflector.Op, error), onOK func(reflector.Op), obs reflector.Observer) runner {
 		return reflector.New[T, L](reflector.Config[L]{
 			Description:     i.desc,
 			List:            lwCopy.List,
@@ -139,6 +150,7 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 			ListLimiter:     opts.listLimiter,
 			OnError:         onErr,
 			OnSuccess:       onOK,
+			Observer:        obs,
 			Logger:          log,
 		}, sink)
 	}
@@ -219,7 +231,13 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 	}
 	i.state = running
 	i.runCtx = ctx
-	i.refl = i.newRefl(i.writer, log, i.requestFailed, i.requestSucceeded)
+	i.runStart.Store(time.Now().UnixNano())
+	var obs reflector.Observer
+	if i.opts.Metrics != nil {
+		i.metrics = i.opts.Metrics.Informer(i)
+		obs = informerObserver{i.metrics}
+	}
+	i.refl = i.newRefl(i.writer, log, i.requestFailed, i.requestSucceeded, obs)
 	for _, l := range *i.handlers.Load() {
 		i.startListener(l)
 	}
@@ -230,8 +248,15 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 
 	i.mu.Lock()
 	i.state = stopped
+	regs := slices.Clone(i.regs)
 	i.mu.Unlock()
 	i.handlerWG.Wait()
+	for _, reg := range regs {
+		reg.forgetMetrics()
+	}
+	if i.metrics != nil {
+		i.metrics.Stopped()
+	}
 	close(i.stopped)
 	return nil
 }
@@ -321,6 +346,29 @@ func (i *SharedInformer[T]) UsesWatchList() bool {
 	return refl != nil && refl.UsesWatchList()
 }
 
+// Name returns the informer's name in metrics: Options.Name, or one made
+// of its resource, namespace and selectors.
+func (i *SharedInformer[T]) Name() string { return i.opts.Name }
+
+// Stats returns a snapshot of the informer's state.
+func (i *SharedInformer[T]) Stats() InformerStats {
+	st := InformerStats{Objects: i.store.Len(), Synced: i.HasSynced()}
+	i.mu.Lock()
+	refl := i.refl
+	i.mu.Unlock()
+	if refl == nil {
+		return st
+	}
+	st.ResourceVersion = refl.LastSyncResourceVersion()
+	st.WatchList = refl.UsesWatchList()
+	st.SyncProgress = refl.SyncProgress()
+	st.LastEvent = refl.LastEvent()
+	if at := i.writer.syncedAt.Load(); at != 0 {
+		st.InitialSync = time.Duration(at - i.runStart.Load())
+	}
+	return st
+}
+
 // Lister returns a lister over the cache.
 func (i *SharedInformer[T]) Lister() Lister[T] { return Lister[T]{r: i.reader} }
 
@@ -338,13 +386,28 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Re
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.limit < 0 {
+		return nil, fmt.Errorf("informers: %s: AddHandler: queue limit %d is negative", i.desc, cfg.limit)
+	}
 	reg := &Registration[T]{name: cfg.name, inf: i}
-	reg.listener = dispatch.New(dispatch.Config[T]{
-		Deliver:  deliverTo(h),
-		OnPanic:  func(n dispatch.Notification[T], v any, stack []byte) { i.handlerPanicked(cfg.name, n, v, stack) },
-		Resync:   cfg.resync,
-		OnResync: i.replay,
-	})
+	lc := dispatch.Config[T]{
+		Deliver: deliverTo(h),
+		OnPanic: func(n dispatch.Notification[T], v any, stack []byte) {
+			i.handlerPanicked(reg, n, v, stack)
+		},
+		Resync:     cfg.resync,
+		OnResync:   i.replay,
+		Limit:      cfg.limit,
+		OnOverflow: func() { i.handlerOverflowed(reg, cfg.limit) },
+	}
+	if cfg.merge {
+		lc.KeyOf = func(obj T) types.NamespacedName { return store.KeyOf(obj) }
+	}
+	if i.opts.Metrics != nil {
+		reg.metrics = i.opts.Metrics.Handler(i, reg)
+		lc.Observe = func(k dispatch.Kind, took time.Duration) { reg.metrics.Delivered(EventType(k), took) }
+	}
+	reg.listener = dispatch.New(lc)
 
 	// The read lock keeps the writer out while the handler joins.
 	i.store.RLock()
@@ -436,6 +499,9 @@ func (i *SharedInformer[T]) AddIndex(name string, fn IndexFunc[T]) (*Index[T], e
 }
 
 func (i *SharedInformer[T]) requestFailed(op reflector.Op, err error) {
+	if i.metrics != nil && op != reflector.OpDecode {
+		i.metrics.RequestError(string(op), statusCode(err))
+	}
 	err = &ListWatchError{Resource: i.desc, Op: string(op), Err: err}
 	// Report first, so that OnError has seen the error by the time
 	// WaitForSync returns it.
@@ -457,15 +523,25 @@ func (i *SharedInformer[T]) requestSucceeded(reflector.Op) {
 	}
 }
 
-func (i *SharedInformer[T]) handlerPanicked(name string, n dispatch.Notification[T], v any, stack []byte) {
-	event, obj := "add", n.New
-	switch n.Kind {
-	case dispatch.Update:
-		event = "update"
-	case dispatch.Delete:
-		event, obj = "delete", n.Old
+func (i *SharedInformer[T]) handlerPanicked(reg *Registration[T], n dispatch.Notification[T], v any, stack []byte) {
+	obj := n.New
+	if n.Kind == dispatch.Delete {
+		obj = n.Old
 	}
-	i.report(&HandlerPanicError{Resource: i.desc, Handler: name, Event: event, Key: store.KeyOf(obj), Value: v, Stack: stack})
+	if reg.metrics != nil {
+		reg.metrics.Panicked(EventType(n.Kind))
+	}
+	i.report(&HandlerPanicError{Resource: i.desc, Handler: reg.name, Event: EventType(n.Kind).String(), Key: store.KeyOf(obj), Value: v, Stack: stack})
+}
+
+// handlerOverflowed removes reg, whose queue went over its limit and which
+// its listener has stopped, and reports it.
+func (i *SharedInformer[T]) handlerOverflowed(reg *Registration[T], limit int) {
+	err := &HandlerOverflowError{Resource: i.desc, Handler: reg.name, Limit: limit}
+	reg.err.Store(err)
+	i.removeHandler(reg)
+	reg.forgetMetrics()
+	i.report(err)
 }
 
 // report hands err to OnError, or logs it.

@@ -75,6 +75,13 @@ type Options[T Object] struct {
 	// whole, and leaves a relist at a known version in one piece, so that
 	// the watch cache serves it, as client-go does.
 	PageSize int64
+	// Metrics, if set, receives the informer's and its handlers'
+	// measurements; nil means the factory's, or none.
+	Metrics Metrics
+	// Name names the informer in metrics and logs. "" means its resource,
+	// with its namespace and selectors if it has any, as in
+	// "pods.v1 namespace=shop labels=app=web".
+	Name string
 
 	// listLimiter is the factory's bound on concurrent lists.
 	listLimiter reflector.Limiter
@@ -94,12 +101,13 @@ type FactoryOptions struct {
 	// ResyncPeriod is the default resync period of handlers; 0 means never.
 	ResyncPeriod time.Duration
 
-	// OnError, Backoff, MinWatchTimeout and PageSize are the defaults of
-	// the Options fields of the same names.
+	// OnError, Backoff, MinWatchTimeout, PageSize and Metrics are the
+	// defaults of the Options fields of the same names.
 	OnError         func(error)
 	Backoff         *wait.Backoff
 	MinWatchTimeout time.Duration
 	PageSize        int64
+	Metrics         Metrics
 
 	// Scheme maps Go types to kinds, in addition to client-go's scheme of
 	// built-in types, which serves every type Scheme does not register.
@@ -147,6 +155,9 @@ func (o Options[T]) withDefaults(f FactoryOptions) Options[T] {
 	}
 	if o.PageSize == 0 {
 		o.PageSize = f.PageSize
+	}
+	if o.Metrics == nil {
+		o.Metrics = f.Metrics
 	}
 	return o
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	op "k8s.io/apimachinery/pkg/selection"
 )
 
@@ -42,6 +43,17 @@ func newSelection(namespace, labelSel, fieldSel string) (selection, error) {
 		}
 	}
 	return selection{namespace: namespace, labels: ls.String(), fields: strings.Join(terms, ",")}, nil
+}
+
+// name names an informer of resource gvr with selection s, for metrics.
+func (s selection) name(gvr schema.GroupVersionResource) string {
+	parts := []string{resourceName(gvr)}
+	for _, p := range [][2]string{{"namespace", s.namespace}, {"labels", s.labels}, {"fields", s.fields}} {
+		if p[1] != "" {
+			parts = append(parts, p[0]+"="+p[1])
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // narrow returns a tweak that sets the selectors of s on a request, then

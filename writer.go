@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -27,6 +28,9 @@ type writer[T Object] struct {
 	transform TransformFunc[T]
 	copyOut   func(T) T // copies a list item out of its list's item array
 	report    func(error)
+
+	// syncedAt is when the cache first synced, in Unix nanoseconds.
+	syncedAt atomic.Int64
 
 	gen     uint64 // the current list generation
 	scratch []store.Key
@@ -138,6 +142,7 @@ func (w *writer[T]) Watching() {
 	if w.synced.Load() {
 		return
 	}
+	w.syncedAt.Store(time.Now().UnixNano())
 	w.store.Lock()
 	w.synced.Store(true)
 	w.notify(dispatch.Notification[T]{Kind: dispatch.Synced})

@@ -130,6 +130,36 @@ type Config[L List] struct {
 	// OnSuccess is told when a list or watch request succeeds, so that a
 	// remembered error can be cleared.
 	OnSuccess func(op Op)
+	// Observer, if set, is told what the reflector does, for metrics.
+	Observer Observer
 	// Logger logs; the zero value means klog's background logger.
 	Logger klog.Logger
 }
+
+// Observer is told what a reflector does, on its goroutine; failures go
+// to Config.OnError. Its methods must return quickly.
+type Observer interface {
+	// Request is told of each list page, watch and watch-list request,
+	// before it is sent.
+	Request(op Op)
+	// Relist is told that the reflector gets the server's state again,
+	// after it had it once, and why: see the Relist reasons.
+	Relist(reason string)
+	// Synced is told that a list (OpList) or a watch-list's initial
+	// events (OpWatchList) brought the sink in step with the server, and
+	// how long that took; initial marks the first time.
+	Synced(op Op, took time.Duration, initial bool)
+}
+
+// The reasons passed to Observer.Relist.
+const (
+	// RelistExpired: the resource version was compacted away (410 Gone).
+	RelistExpired = "expired"
+	// RelistTooLarge: the server had not reached the resource version.
+	RelistTooLarge = "too-large-resource-version"
+	// RelistWatchEnded: a watch failed otherwise, or one from the current
+	// state was cut before it had sent it.
+	RelistWatchEnded = "watch-error"
+	// RelistRetry: the previous list or watch-list failed.
+	RelistRetry = "retry"
+)

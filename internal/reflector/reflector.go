@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,6 +37,11 @@ const (
 	// stopWait bounds how long stopping a watch waits for its result
 	// channel to close, that is for the goroutine decoding the stream.
 	stopWait = 10 * time.Second
+	// progressEvery is how often a long sync logs how far it got.
+	progressEvery = 10 * time.Second
+	// progressCheck is how many initial events pass between checks of
+	// whether to log progress.
+	progressCheck = 1024
 )
 
 // Reflector lists and watches one resource into a Sink.
@@ -51,6 +57,16 @@ type Reflector[T Object, L List] struct {
 	rvUnavailable bool   // the last request with rv got 410 or "too large"
 	paginated     bool   // the server paged a list at "0": its watch cache is off
 	notServed     bool   // the last list failed with 404: the resource is not served
+	synced        bool   // the sink was in step once
+	relistReason  string // why the next sync is a relist
+	syncStart     time.Time
+	lastProgress  time.Time // when progress was last logged
+
+	// received counts the objects of the sync in progress, or of the last
+	// one; lastEvent is when the last change or bookmark was applied, in
+	// Unix nanoseconds, kept only with an Observer.
+	received  atomic.Int64
+	lastEvent atomic.Int64
 
 	mu        sync.Mutex
 	published string // rv as of the last flush, for other goroutines
@@ -96,6 +112,19 @@ func (r *Reflector[T, L]) LastSyncResourceVersion() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.published
+}
+
+// SyncProgress returns how many objects the list or watch-list in progress
+// has received, or, between them, the last one did.
+func (r *Reflector[T, L]) SyncProgress() int { return int(r.received.Load()) }
+
+// LastEvent returns when the last list, watch event or bookmark was
+// applied; it is kept only with an Observer, and zero before.
+func (r *Reflector[T, L]) LastEvent() time.Time {
+	if ns := r.lastEvent.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }
 
 // UsesWatchList reports whether the next initial sync will try watch-list
@@ -146,6 +175,13 @@ func (r *Reflector[T, L]) syncState(ctx context.Context) (watch.Interface, bool)
 		}
 		defer l.Release(1)
 	}
+	if r.cfg.Observer != nil && r.synced {
+		r.cfg.Observer.Relist(r.relistReason)
+	}
+	r.relistReason = RelistRetry // unless a watch ends it otherwise
+	r.syncStart = r.clock.Now()
+	r.lastProgress = r.syncStart
+	r.received.Store(0)
 	if r.UsesWatchList() {
 		if w := r.streamInitialEvents(ctx); w != nil {
 			return w, true
@@ -161,6 +197,7 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 	opts := metav1.ListOptions{ResourceVersion: rv, Limit: r.pageSize(rv)}
 	r.sink.StartList()
 	for {
+		r.request(OpList)
 		list, err := r.cfg.List(ctx, opts)
 		if ctx.Err() != nil {
 			return false
@@ -198,8 +235,10 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 			r.rv = list.GetResourceVersion()
 			r.publish()
 			r.cfg.OnSuccess(OpList)
+			r.syncDone(OpList)
 			return true
 		}
+		r.logProgress()
 		opts.Continue = list.GetContinue()
 		opts.ResourceVersion = ""
 	}
@@ -233,6 +272,7 @@ func (r *Reflector[T, L]) putItems(list L) error {
 			return nil
 		}
 		r.sink.Put(obj, FromList)
+		r.received.Add(1)
 		return nil
 	})
 	r.sink.Flush()
@@ -250,6 +290,7 @@ func (r *Reflector[T, L]) putItems(list L) error {
 // initial events. It returns nil when the caller should list instead.
 func (r *Reflector[T, L]) streamInitialEvents(ctx context.Context) watch.Interface {
 	for ctx.Err() == nil {
+		r.request(OpWatchList)
 		w, err := r.cfg.Watch(ctx, metav1.ListOptions{
 			ResourceVersion:      r.rewatchResourceVersion(),
 			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
@@ -266,6 +307,7 @@ func (r *Reflector[T, L]) streamInitialEvents(ctx context.Context) watch.Interfa
 				r.sink.FinishList()
 				r.publish()
 				r.cfg.OnSuccess(OpWatchList)
+				r.syncDone(OpWatchList)
 				r.sink.Watching()
 				return w
 			}
@@ -324,6 +366,7 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 				kind = streamSynthetic
 			}
 			var err error
+			r.request(OpWatch)
 			w, err = r.cfg.Watch(ctx, metav1.ListOptions{
 				ResourceVersion:     r.rv,
 				TimeoutSeconds:      r.watchTimeout(),
@@ -340,6 +383,7 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 				if isRetriable(err) && r.sleep(ctx, r.delay()) {
 					continue
 				}
+				r.relistReason = relistReason(err)
 				return
 			}
 			r.cfg.OnSuccess(OpWatch)
@@ -358,6 +402,7 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 			if err != nil {
 				r.cfg.OnError(OpWatch, err)
 			}
+			r.relistReason = RelistWatchEnded
 			return
 		}
 		switch {
@@ -367,11 +412,13 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 			// relist from it before falling back to a consistent read.
 			r.log.V(4).Info("Watch expired; relisting", "err", err)
 			r.cfg.OnError(OpWatch, err)
+			r.relistReason = RelistExpired
 			return
 		case isTooLargeResourceVersion(err):
 			r.log.V(4).Info("Watch resource version too large; relisting the latest", "err", err)
 			r.rvUnavailable = true
 			r.cfg.OnError(OpWatch, err)
+			r.relistReason = RelistTooLarge
 			return
 		case apierrors.IsTooManyRequests(err):
 			if !r.sleep(ctx, r.delay()) {
@@ -379,8 +426,49 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 			}
 		default:
 			r.cfg.OnError(OpWatch, err)
+			r.relistReason = RelistWatchEnded
 			return
 		}
+	}
+}
+
+// relistReason names why a watch that failed with err needs a relist.
+func relistReason(err error) string {
+	switch {
+	case IsExpired(err):
+		return RelistExpired
+	case isTooLargeResourceVersion(err):
+		return RelistTooLarge
+	}
+	return RelistWatchEnded
+}
+
+// request tells the observer that a request of op is about to be sent.
+func (r *Reflector[T, L]) request(op Op) {
+	if r.cfg.Observer != nil {
+		r.cfg.Observer.Request(op)
+	}
+}
+
+// syncDone records that op brought the sink in step with the server.
+func (r *Reflector[T, L]) syncDone(op Op) {
+	took := r.clock.Since(r.syncStart)
+	if took >= progressEvery {
+		r.log.Info("Synced", "method", string(op), "objects", r.received.Load(), "took", took)
+	}
+	if o := r.cfg.Observer; o != nil {
+		r.lastEvent.Store(r.clock.Now().UnixNano())
+		o.Synced(op, took, !r.synced)
+	}
+	r.synced = true
+}
+
+// logProgress logs, at most every progressEvery, how many objects the sync
+// in progress has received, so that a long sync is not a silent one.
+func (r *Reflector[T, L]) logProgress() {
+	if now := r.clock.Now(); now.Sub(r.lastProgress) >= progressEvery {
+		r.lastProgress = now
+		r.log.Info("Sync in progress", "objects", r.received.Load(), "elapsed", now.Sub(r.syncStart).Round(time.Millisecond))
 	}
 }
 
@@ -487,6 +575,9 @@ func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) 
 		if s.unflushed++; len(ch) == 0 || s.unflushed >= flushEvery {
 			r.sink.Flush()
 			r.publish()
+			if r.cfg.Observer != nil && s.kind != streamInitial {
+				r.lastEvent.Store(r.clock.Now().UnixNano())
+			}
 			s.unflushed = 0
 			if ctx.Err() != nil {
 				return false, ctx.Err()
@@ -513,6 +604,9 @@ func (r *Reflector[T, L]) apply(s *stream, ev watch.Event) (ended bool, err erro
 	case watch.Added:
 		if s.kind == streamInitial {
 			r.sink.Put(obj, FromInitialEvents)
+			if r.received.Add(1)%progressCheck == 0 {
+				r.logProgress()
+			}
 		} else {
 			r.sink.Put(obj, FromAdded)
 		}

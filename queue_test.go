@@ -1,0 +1,213 @@
+package informers_test
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubetyped/informers"
+)
+
+// stateFollower is a handler that keeps the state its events describe,
+// blocked until released, and records events that do not fit that state.
+type stateFollower struct {
+	release chan struct{}
+	once    sync.Once
+	mu      sync.Mutex
+	state   map[string]string // key -> resource version
+	wrong   []string
+}
+
+func newStateFollower() *stateFollower {
+	return &stateFollower{release: make(chan struct{}), state: map[string]string{}}
+}
+
+func (f *stateFollower) wait() { f.once.Do(func() { <-f.release }) }
+
+func (f *stateFollower) HandleAdd(p *corev1.Pod, _ bool) {
+	f.wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.state[key(p)]; ok {
+		f.wrong = append(f.wrong, "add of known "+key(p))
+	}
+	f.state[key(p)] = p.ResourceVersion
+}
+
+func (f *stateFollower) HandleUpdate(old, p *corev1.Pod) {
+	f.wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.state[key(p)] != old.ResourceVersion {
+		f.wrong = append(f.wrong, fmt.Sprintf("update of %s from %s, handler has %q", key(p), old.ResourceVersion, f.state[key(p)]))
+	}
+	f.state[key(p)] = p.ResourceVersion
+}
+
+func (f *stateFollower) HandleDelete(d informers.Deleted[*corev1.Pod]) {
+	f.wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.state[d.Key.String()]; !ok {
+		f.wrong = append(f.wrong, "delete of unknown "+d.Key.String())
+	}
+	delete(f.state, d.Key.String())
+}
+
+func (f *stateFollower) snapshot() (map[string]string, []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.state), slices.Clone(f.wrong)
+}
+
+func cacheState(inf *informers.SharedInformer[*corev1.Pod]) map[string]string {
+	m := map[string]string{}
+	for p := range inf.Lister().All() {
+		m[key(p)] = p.ResourceVersion
+	}
+	return m
+}
+
+// TestMergeByKeyEndsInTheCacheState runs random creates, updates, deletes
+// and recreations, and relists that find deletions, behind a stuck handler
+// with MergeByKey: its backlog stays within two events per object, every
+// event it gets fits the state it has, and once released it ends in the
+// cache's state, no delete lost.
+func TestMergeByKeyEndsInTheCacheState(t *testing.T) {
+	for seed := range uint64(20) {
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 11))
+			src := newPodSource()
+			const objects = 20
+			for n := range objects / 2 {
+				mustAdd(t, src, pod("ns", fmt.Sprint("p", n), nil))
+			}
+			inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+			require.NoError(t, err)
+			f := newStateFollower()
+			reg, err := inf.AddHandler(f, informers.MergeByKey())
+			require.NoError(t, err)
+			run(t, inf)
+			defer func() {
+				select {
+				case <-f.release:
+				default:
+					close(f.release)
+				}
+			}()
+			waitSynced(t, inf)
+			for range 500 {
+				name := fmt.Sprint("p", rng.IntN(objects))
+				existing := false
+				for _, o := range src.Objects() {
+					existing = existing || o.Name == name
+				}
+				switch op := rng.IntN(10); {
+				case !existing:
+					mustAdd(t, src, pod("ns", name, nil))
+				case op < 6:
+					_, err := src.Update(pod("ns", name, map[string]string{"v": strconv.Itoa(rng.IntN(1000))}))
+					require.NoError(t, err)
+				case op < 9:
+					_, err := src.Delete("ns", name)
+					require.NoError(t, err)
+				default: // the watch ends and the informer relists
+					src.Compact()
+					src.CloseWatches()
+				}
+				require.LessOrEqual(t, reg.Backlog(), 2*objects+2)
+			}
+			close(f.release)
+			eventually(t, func() bool {
+				state, _ := f.snapshot()
+				return reg.Backlog() == 0 && maps.Equal(state, cacheState(inf)) && len(state) == len(src.Objects())
+			}, "handler state never matched the cache")
+			_, wrong := f.snapshot()
+			assert.Empty(t, wrong)
+		})
+	}
+}
+
+// TestQueueLimitRemovesTheHandler overfills a bounded queue: the handler is
+// removed, its registration and OnError report a *HandlerOverflowError,
+// and a readiness check on it fails.
+func TestQueueLimitRemovesTheHandler(t *testing.T) {
+	src := newPodSource()
+	mustAdd(t, src, pod("ns", "a", nil))
+	reported := make(chan error, 1)
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
+		OnError: func(err error) {
+			select {
+			case reported <- err:
+			default:
+			}
+		},
+	})
+	require.NoError(t, err)
+	f := newStateFollower()
+	defer close(f.release)
+	reg, err := inf.AddHandler(f, informers.WithName("stuck"), informers.WithQueueLimit(5))
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+	for n := range 10 {
+		mustAdd(t, src, pod("ns", fmt.Sprint("p", n), nil))
+	}
+	var overflow *informers.HandlerOverflowError
+	require.ErrorAs(t, <-reported, &overflow)
+	assert.Equal(t, "stuck", overflow.Handler)
+	assert.Equal(t, 5, overflow.Limit)
+	require.ErrorAs(t, reg.Err(), &overflow)
+	require.ErrorAs(t, informers.ReadyCheck(reg)(nil), &overflow)
+
+	_, err = inf.AddHandler(f, informers.WithQueueLimit(-1))
+	require.Error(t, err)
+}
+
+// TestReadyCheck follows an informer through a 403, recovery and its
+// handler's sync.
+func TestReadyCheck(t *testing.T) {
+	src := newPodSource()
+	mustAdd(t, src, pod("ns", "a", nil))
+	src.FailList(apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("RBAC: access denied")))
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff, OnError: func(error) {}})
+	require.NoError(t, err)
+	f := newStateFollower()
+	reg, err := inf.AddHandler(f, informers.WithName("follower"))
+	require.NoError(t, err)
+	check := informers.ReadyCheck(inf, reg)
+	run(t, inf)
+	defer func() {
+		select {
+		case <-f.release:
+		default:
+			close(f.release)
+		}
+	}()
+
+	eventually(t, func() bool { return inf.LastError() != nil }, "no list error")
+	err = check(nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "403 Forbidden")
+	assert.Contains(t, err.Error(), "handler follower")
+
+	src.FailList(nil)
+	eventually(t, inf.HasSynced, "never synced")
+	err = check(nil)
+	require.Error(t, err, "the handler is stuck before its initial state")
+	assert.NotContains(t, err.Error(), "cache of")
+	close(f.release)
+	eventually(t, func() bool { return check(nil) == nil }, "never ready")
+
+	require.Error(t, informers.ReadyCheck(nil)(nil))
+}

@@ -1,0 +1,86 @@
+package informers
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+)
+
+// ReadyCheck returns a readiness check, in the shape of net/http handlers
+// and of controller-runtime's healthz.Checker
+// (mgr.AddReadyzCheck("informers", informers.ReadyCheck(pods, podsReg))):
+// it returns nil once every syncer has synced, and otherwise an error that
+// names each one that has not, with its last list or watch error, so that
+// a 403 Forbidden reads as one. A handler removed for exceeding its queue
+// limit fails it for good. It does not wait: it reports the state at the
+// time of the request.
+func ReadyCheck(syncers ...Syncer) func(*http.Request) error {
+	return func(*http.Request) error { return notReady(syncers) }
+}
+
+// ReadyCheck returns a readiness check, as the package's ReadyCheck, over
+// the given syncers or, with none, over every informer of the factory,
+// those requested later included, and the requests Informer could not
+// serve. It fails before Start.
+func (f *Factory) ReadyCheck(syncers ...Syncer) func(*http.Request) error {
+	if len(syncers) > 0 {
+		return ReadyCheck(syncers...)
+	}
+	return func(*http.Request) error {
+		f.mu.Lock()
+		all := make([]Syncer, 0, len(f.entries))
+		for _, e := range f.entries {
+			all = append(all, e.inf)
+		}
+		started := f.ctx != nil
+		errs := slices.Clone(f.failed)
+		f.mu.Unlock()
+		if !started {
+			return ErrNotStarted
+		}
+		slices.SortFunc(all, func(a, b Syncer) int { return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+		return errors.Join(append(errs, notReady(all))...)
+	}
+}
+
+// notReady returns why the syncers are not all ready, or nil.
+func notReady(syncers []Syncer) error {
+	var errs []error
+	for n, s := range syncers {
+		if isNil(s) {
+			errs = append(errs, fmt.Errorf("informers: ReadyCheck: syncer %d is nil", n))
+			continue
+		}
+		if err := notReadyOne(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// notReadyOne returns why s is not ready, or nil.
+func notReadyOne(s Syncer) error {
+	switch s := s.(type) {
+	case AnyInformer:
+		if err := s.Err(); err != nil {
+			return err
+		}
+		if !s.HasSynced() {
+			return &NotSyncedError{Resource: s.String(), LastErr: s.LastError()}
+		}
+	case AnyRegistration:
+		if err := s.Err(); err != nil {
+			return err
+		}
+		if !s.HasSynced() {
+			return fmt.Errorf("informers: %v has not been delivered the initial state", s)
+		}
+	default:
+		if !s.HasSynced() {
+			return fmt.Errorf("informers: %v has not synced", s)
+		}
+	}
+	return nil
+}
