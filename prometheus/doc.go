@@ -1,0 +1,11 @@
+// Package prometheus exports the metrics of informers and their handlers to
+// a Prometheus registry:
+//
+//	m, err := prometheus.New(registry)
+//	factory := informers.NewFactoryWith(client, informers.FactoryOptions{Metrics: m})
+//
+// Where client-go has a metric, it has client-go's name and labels (name,
+// group, version, resource): informer_queued_items,
+// informer_processing_latency_seconds (with a handler label added) and
+// informer_store_resource_version. The others are listed in Names.
+package prometheus
