@@ -41,6 +41,9 @@ type SharedInformer[T Object] struct {
 	// metrics is set by Run when Options.Metrics is.
 	metrics  InformerMetrics
 	runStart atomic.Int64 // when Run began, in Unix nanoseconds
+	// started is refl, for Stats, which takes no lock that a Metrics
+	// implementation could be waiting for.
+	started atomic.Pointer[runner]
 
 	// handlers is replaced, never changed in place, with mu held. The
 	// writer reads it with the store's write lock held; AddHandler
@@ -238,6 +241,7 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 		obs = informerObserver{i.metrics}
 	}
 	i.refl = i.newRefl(i.writer, log, i.requestFailed, i.requestSucceeded, obs)
+	i.started.Store(&i.refl)
 	for _, l := range *i.handlers.Load() {
 		i.startListener(l)
 	}
@@ -353,12 +357,11 @@ func (i *SharedInformer[T]) Name() string { return i.opts.Name }
 // Stats returns a snapshot of the informer's state.
 func (i *SharedInformer[T]) Stats() InformerStats {
 	st := InformerStats{Objects: i.store.Len(), Synced: i.HasSynced()}
-	i.mu.Lock()
-	refl := i.refl
-	i.mu.Unlock()
-	if refl == nil {
+	started := i.started.Load()
+	if started == nil {
 		return st
 	}
+	refl := *started
 	st.ResourceVersion = refl.LastSyncResourceVersion()
 	st.WatchList = refl.UsesWatchList()
 	st.SyncProgress = refl.SyncProgress()

@@ -1,8 +1,12 @@
 // Quickstart watches pods with a typed informer and prints how many each
 // namespace has as they come and go.
 //
-//	go run ./examples/quickstart                 # until Ctrl-C
-//	go run ./examples/quickstart -duration 20s
+//	go run .                                     # until Ctrl-C
+//	go run . -duration 20s
+//	go run . -metrics-addr :8080                 # serves /metrics and /readyz
+//
+// (from examples/quickstart, a module of its own, so that the library does
+// not depend on the Prometheus client that -metrics-addr uses).
 //
 // It runs against the cluster $KUBECONFIG names or, without it, a local
 // kube-apiserver and etcd (see examples/internal/cluster). Nothing else
@@ -17,6 +21,8 @@ import (
 	"io"
 	"log"
 	"maps"
+	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -27,25 +33,31 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/examples/internal/cluster"
 	"github.com/kubetyped/informers/examples/internal/demo"
+	informersprom "github.com/kubetyped/informers/prometheus"
 )
 
 type options struct {
-	Demo      bool          // create and delete pods, see demo.Pods
-	DemoEvery time.Duration // how often the demo acts
+	Demo        bool          // create and delete pods, see demo.Pods
+	DemoEvery   time.Duration // how often the demo acts
+	MetricsAddr string        // if set, serve /metrics and /readyz there
 }
 
 func main() {
 	duration := flag.Duration("duration", 0, "stop after this long; 0 runs until Ctrl-C")
 	demoFlag := flag.Bool("demo", false, "create and delete pods in a new namespace (always on without KUBECONFIG)")
+	metricsAddr := flag.String("metrics-addr", "", "serve Prometheus /metrics and /readyz on this address, such as :8080")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("quickstart: ")
 
 	err := cluster.Run(*duration, func(ctx context.Context, cfg *rest.Config) error {
-		return run(ctx, cfg, os.Stdout, options{Demo: *demoFlag || cluster.Local(), DemoEvery: time.Second})
+		return run(ctx, cfg, os.Stdout, options{Demo: *demoFlag || cluster.Local(), DemoEvery: time.Second, MetricsAddr: *metricsAddr})
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -60,8 +72,22 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 		return err
 	}
 	// StripManagedFields saves memory: we never read managedFields.
-	factory := informers.NewFactoryWith(clientset, informers.FactoryOptions{StripManagedFields: true})
+	fo := informers.FactoryOptions{StripManagedFields: true}
+	registry := prometheus.NewRegistry()
+	if o.MetricsAddr != "" {
+		if fo.Metrics, err = informersprom.New(registry); err != nil {
+			return err
+		}
+	}
+	factory := informers.NewFactoryWith(clientset, fo)
 	pods := informers.Informer[*corev1.Pod](factory)
+	if o.MetricsAddr != "" {
+		stop, err := serveMetrics(ctx, o.MetricsAddr, registry, factory.ReadyCheck(), logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 
 	// The handler only notes that something changed; the loop below prints.
 	// Counts change on adds and deletes only, so updates are not handled.
@@ -116,6 +142,37 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// serveMetrics serves registry on /metrics and ready on /readyz at addr, as
+// a controller's metrics and probe endpoints would, until stop is called.
+func serveMetrics(ctx context.Context, addr string, registry *prometheus.Registry, ready func(*http.Request) error, logger *log.Logger) (stop func(), err error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := ready(r); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(l); err != nil && err != http.ErrServerClosed {
+			logger.Printf("metrics server: %v", err)
+		}
+	}()
+	logger.Printf("serving http://%s/metrics and /readyz", l.Addr())
+	return func() {
+		_ = srv.Close()
+		<-done
+	}, nil
 }
 
 // countByNamespace reads the cache: no request to the server.

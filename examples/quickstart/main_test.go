@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -97,6 +98,60 @@ func printed(p *exampletest.Program, ns string) int {
 // onServer returns the number of pods in namespace ns.
 func onServer(t *testing.T, cs kubernetes.Interface, ns string) int {
 	list, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	return len(list.Items)
+}
+
+// With -metrics-addr the quickstart serves Prometheus metrics, whose
+// objects gauge counts the cached pods, and a readiness check that passes
+// once the cache has synced.
+func TestMetricsEndpoint(t *testing.T) {
+	env := testenv.Shared(t)
+	cs := kubernetes.NewForConfigOrDie(env.Config())
+	ns := exampletest.Namespace(t, cs)
+	ctx := exampletest.Context(t)
+	_, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
+		return run(ctx, env.Config(), out, options{MetricsAddr: "127.0.0.1:0"})
+	})
+	var base string
+	p.Eventually(func() bool {
+		m := regexp.MustCompile(`serving (http://\S+)/metrics`).FindStringSubmatch(p.Output())
+		if m != nil {
+			base = m[1]
+		}
+		return base != "" && strings.Contains(p.Output(), "watching pods")
+	}, "serving and synced")
+
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(body)
+	}
+	code, body := get("/readyz")
+	assert.Equal(t, http.StatusOK, code, body)
+	p.Eventually(func() bool {
+		_, body := get("/metrics")
+		m := regexp.MustCompile(`(?m)^informer_objects\{[^}]*resource="pods"[^}]*\} (\d+)$`).FindStringSubmatch(body)
+		if m == nil {
+			return false
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n == onServerAll(t, cs)
+	}, "informer_objects counts the cached pods")
+}
+
+// onServerAll returns the number of pods in all namespaces.
+func onServerAll(t *testing.T, cs kubernetes.Interface) int {
+	list, err := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 	return len(list.Items)
 }
