@@ -37,6 +37,7 @@ type SharedInformer[T Object] struct {
 	reader   *reader[T]
 	writer   *writer[T]
 	newRefl  func(reflector.Sink[T], klog.Logger, func(reflector.Op, error), func(reflector.Op)) runner
+	shard    *shardState // nil if not sharded
 
 	// handlers is replaced, never changed in place, with mu held. The
 	// writer reads it with the store's write lock held; AddHandler
@@ -115,13 +116,19 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 		}
 	}
 	i := newSharedInformer(opts, nil)
+	if opts.Shard != nil {
+		if err := opts.Shard.validate(); err != nil {
+			return nil, fmt.Errorf("informers: NewInformer[%T]: %w", *new(T), err)
+		}
+		i.shard = newShardState(*opts.Shard)
+	}
 	for name, fn := range opts.Indexers {
 		if _, err := i.AddIndex(name, fn); err != nil {
 			return nil, err
 		}
 	}
 	lwCopy := *lw
-	lwCopy.Tweak = sel.narrow(lw.Tweak)
+	lwCopy.Tweak = sel.narrow(i.shard.narrow(lw.Tweak))
 	minWatchTimeout := opts.MinWatchTimeout
 	if minWatchTimeout < defaultMinWatchTimeout {
 		minWatchTimeout = defaultMinWatchTimeout
@@ -129,9 +136,10 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 	i.newRefl = func(sink reflector.Sink[T], log klog.Logger, onErr func(reflector.Op, error), onOK func(reflector.Op)) runner {
 		return reflector.New[T, L](reflector.Config[L]{
 			Description:     i.desc,
-			List:            lwCopy.List,
+			List:            observeShardLists(i.shard, lwCopy.List),
 			Watch:           lwCopy.Watch,
-			WatchList:       !lwCopy.DisableWatchList,
+			WatchList:       !lwCopy.DisableWatchList && i.shard == nil, // lists tell who filters a shard
+			ResourceVersion: i.shard.resumeVersion(),
 			PageSize:        opts.PageSize,
 			Backoff:         opts.Backoff,
 			MinWatchTimeout: minWatchTimeout,
@@ -226,7 +234,11 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 	refl := i.refl
 	i.mu.Unlock()
 
-	refl.Run(ctx)
+	if i.shard != nil {
+		i.runSharded(ctx, log)
+	} else {
+		refl.Run(ctx)
+	}
 
 	i.mu.Lock()
 	i.state = stopped
@@ -405,7 +417,7 @@ func deliverTo[T Object](h Handler[T]) func(dispatch.Notification[T]) {
 		case dispatch.Update:
 			h.HandleUpdate(n.Old, n.New)
 		case dispatch.Delete:
-			h.HandleDelete(Deleted[T]{Key: store.KeyOf(n.Old), Object: n.Old, FinalStateUnknown: n.FinalStateUnknown})
+			h.HandleDelete(Deleted[T]{Key: store.KeyOf(n.Old), Object: n.Old, FinalStateUnknown: n.FinalStateUnknown, LeftShard: n.LeftShard})
 		}
 	}
 }
