@@ -337,9 +337,11 @@ func (s *shardSink[T]) FinishList() {
 	s.w.FinishList()
 }
 
+// Watching marks the shard synced first, so that an informer that has
+// synced reports its shard synced too.
 func (s *shardSink[T]) Watching() {
-	s.w.Watching()
 	s.st.scopeSynced(s.gen)
+	s.w.Watching()
 }
 
 func (s *shardSink[T]) Flush() { s.w.Flush() }
