@@ -43,6 +43,7 @@ type informerKey struct {
 	shape shape
 	gvr   schema.GroupVersionResource
 	selection
+	shard string // the shard's field and selector; "" if not sharded
 }
 
 // factoryEntry holds one informer with its type erased.
@@ -140,7 +141,7 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	key := informerKey{shape: target.shape, gvr: target.gvr, selection: sel}
+	key := informerKey{shape: target.shape, gvr: target.gvr, selection: sel, shard: shardKey(o.Shard)}
 
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -42,6 +42,10 @@ type Deleted[T Object] struct {
 	// rather than seen on the watch: the object may have changed between
 	// Object and its deletion.
 	FinalStateUnknown bool
+	// LeftShard is set when the object was not deleted on the server but
+	// left the informer's shard (see Options.Shard): another replica owns
+	// it now.
+	LeftShard bool
 }
 
 // HandlerFuncs adapts functions to a Handler. A nil field ignores its

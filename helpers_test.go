@@ -111,6 +111,9 @@ func (r *recorder) HandleDelete(d informers.Deleted[*corev1.Pod]) {
 	if d.FinalStateUnknown {
 		s += " unknown"
 	}
+	if d.LeftShard {
+		s += " left"
+	}
 	if d.Key.String() != key(d.Object) {
 		s += " WRONG-OBJECT"
 	}

@@ -40,10 +40,12 @@ type SharedInformer[T Object] struct {
 	newRefl  func(reflector.Sink[T], klog.Logger, func(reflector.Op, error), func(reflector.Op), reflector.Observer) runner
 	// metrics is set by Run when Options.Metrics is.
 	metrics  InformerMetrics
+	observer reflector.Observer // what passes reflectors' news to metrics
 	runStart atomic.Int64 // when Run began, in Unix nanoseconds
 	// started is refl, for Stats, which takes no lock that a Metrics
 	// implementation could be waiting for.
 	started atomic.Pointer[runner]
+	shard    *shardState // nil if not sharded
 
 	// handlers is replaced, never changed in place, with mu held. The
 	// writer reads it with the store's write lock held; AddHandler
@@ -129,13 +131,19 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 		opts.Name = sel.name(opts.Resource)
 	}
 	i := newSharedInformer(opts, nil)
+	if opts.Shard != nil {
+		if err := opts.Shard.validate(); err != nil {
+			return nil, fmt.Errorf("informers: NewInformer[%T]: %w", *new(T), err)
+		}
+		i.shard = newShardState(*opts.Shard)
+	}
 	for name, fn := range opts.Indexers {
 		if _, err := i.AddIndex(name, fn); err != nil {
 			return nil, err
 		}
 	}
 	lwCopy := *lw
-	lwCopy.Tweak = sel.narrow(lw.Tweak)
+	lwCopy.Tweak = sel.narrow(i.shard.narrow(lw.Tweak))
 	minWatchTimeout := opts.MinWatchTimeout
 	if minWatchTimeout < defaultMinWatchTimeout {
 		minWatchTimeout = defaultMinWatchTimeout
@@ -143,9 +151,10 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 	i.newRefl = func(sink reflector.Sink[T], log klog.Logger, onErr func(reflector.Op, error), onOK func(reflector.Op), obs reflector.Observer) runner {
 		return reflector.New[T, L](reflector.Config[L]{
 			Description:     i.desc,
-			List:            lwCopy.List,
+			List:            observeShardLists(i.shard, lwCopy.List),
 			Watch:           lwCopy.Watch,
-			WatchList:       !lwCopy.DisableWatchList,
+			WatchList:       !lwCopy.DisableWatchList && i.shard == nil, // lists tell who filters a shard
+			ResourceVersion: i.shard.resumeVersion(),
 			PageSize:        opts.PageSize,
 			Backoff:         opts.Backoff,
 			MinWatchTimeout: minWatchTimeout,
@@ -240,15 +249,20 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 		i.metrics = i.opts.Metrics.Informer(i)
 		obs = informerObserver{i.metrics}
 	}
+	i.observer = obs
 	i.refl = i.newRefl(i.writer, log, i.requestFailed, i.requestSucceeded, obs)
-	i.started.Store(&i.refl)
+	i.setStarted(i.refl)
 	for _, l := range *i.handlers.Load() {
 		i.startListener(l)
 	}
 	refl := i.refl
 	i.mu.Unlock()
 
-	refl.Run(ctx)
+	if i.shard != nil {
+		i.runSharded(ctx, log)
+	} else {
+		refl.Run(ctx)
+	}
 
 	i.mu.Lock()
 	i.state = stopped
@@ -349,6 +363,9 @@ func (i *SharedInformer[T]) UsesWatchList() bool {
 	i.mu.Unlock()
 	return refl != nil && refl.UsesWatchList()
 }
+
+// setStarted publishes refl, the running reflector, to Stats.
+func (i *SharedInformer[T]) setStarted(refl runner) { i.started.Store(&refl) }
 
 // Name returns the informer's name in metrics: Options.Name, or one made
 // of its resource, namespace and selectors.
@@ -471,7 +488,7 @@ func deliverTo[T Object](h Handler[T]) func(dispatch.Notification[T]) {
 		case dispatch.Update:
 			h.HandleUpdate(n.Old, n.New)
 		case dispatch.Delete:
-			h.HandleDelete(Deleted[T]{Key: store.KeyOf(n.Old), Object: n.Old, FinalStateUnknown: n.FinalStateUnknown})
+			h.HandleDelete(Deleted[T]{Key: store.KeyOf(n.Old), Object: n.Old, FinalStateUnknown: n.FinalStateUnknown, LeftShard: n.LeftShard})
 		}
 	}
 }

@@ -56,6 +56,16 @@ type Options[T Object] struct {
 	// soon after the resource appears, and WaitForSync waits instead of
 	// failing at once with 404, saying it is waiting for the resource.
 	WaitForResource bool
+	// Shard, if set, caches only the objects whose field hashes into its
+	// ranges: the informer sends the shard selector on every list and
+	// watch, and filters on the client too, with the same hash, since a
+	// server without the ShardedListAndWatch feature gate ignores it; see
+	// ShardStatus for which filter is in effect. A sharded informer lists
+	// rather than streams its initial state (list responses tell whether
+	// the server filtered) and can be re-scoped with SetShardRanges. A
+	// Shard with no ranges caches nothing. Through a Factory, the shard
+	// as first given tells informers apart.
+	Shard *Shard
 
 	// OnError, if set, receives every error the informer meets: failed
 	// requests (*ListWatchError), panicking handlers (*HandlerPanicError),

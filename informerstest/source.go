@@ -42,6 +42,7 @@ type Source[T informers.Object, L informers.List] struct {
 
 	listErr, watchErr error
 	noWatchList       bool
+	ignoreShards      bool
 	calls             Calls
 }
 
@@ -66,6 +67,7 @@ type watchFilter struct {
 	ns    string
 	label labels.Selector
 	field fields.Selector
+	shard *informers.Shard
 }
 
 // NewSource returns an empty source. resource names it in the errors it
@@ -217,6 +219,16 @@ func (s *Source[T, L]) RefuseWatchList(refuse bool) {
 	s.noWatchList = refuse
 }
 
+// IgnoreShardSelectors makes the source serve every object whatever the
+// shard selector of a request, as a server without the
+// ShardedListAndWatch feature gate does, when ignore is true. Otherwise it
+// serves only the shard, and echoes the selector in list responses.
+func (s *Source[T, L]) IgnoreShardSelectors(ignore bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ignoreShards = ignore
+}
+
 // Calls returns the requests served so far.
 func (s *Source[T, L]) Calls() Calls {
 	s.mu.Lock()
@@ -259,7 +271,7 @@ func (s *Source[T, L]) List(ctx context.Context, ns string, opts metav1.ListOpti
 	if s.listErr != nil {
 		return zero, s.listErr
 	}
-	f, err := newFilter(ns, opts)
+	f, err := s.filter(ns, opts)
 	if err != nil {
 		return zero, err
 	}
@@ -298,6 +310,9 @@ func (s *Source[T, L]) List(ctx context.Context, ns string, opts metav1.ListOpti
 	}
 	list.SetResourceVersion(strconv.FormatUint(at, 10))
 	list.SetContinue(next)
+	if sl, ok := any(list).(metav1.ShardedListInterface); ok && f.shard != nil {
+		sl.SetShardInfo(&metav1.ShardInfo{Selector: f.shard.Selector()})
+	}
 	return list, nil
 }
 
@@ -327,7 +342,7 @@ func (s *Source[T, L]) Watch(ctx context.Context, ns string, opts metav1.ListOpt
 	if s.watchErr != nil {
 		return nil, s.watchErr
 	}
-	f, err := newFilter(ns, opts)
+	f, err := s.filter(ns, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -398,6 +413,21 @@ func (s *Source[T, L]) sorted(f watchFilter) []T {
 	return out
 }
 
+// filter returns the filter of a request, with its shard selector unless
+// the source ignores them.
+func (s *Source[T, L]) filter(ns string, opts metav1.ListOptions) (watchFilter, error) {
+	f, err := newFilter(ns, opts)
+	if err != nil || opts.ShardSelector == "" || s.ignoreShards {
+		return f, err
+	}
+	shard, err := informers.ParseShardSelector(opts.ShardSelector)
+	if err != nil {
+		return f, apierrors.NewBadRequest(err.Error())
+	}
+	f.shard = &shard
+	return f, nil
+}
+
 func newFilter(ns string, opts metav1.ListOptions) (watchFilter, error) {
 	f := watchFilter{ns: ns, label: labels.Everything(), field: fields.Everything()}
 	var err error
@@ -419,6 +449,9 @@ func (f watchFilter) matches(obj metav1.Object) bool {
 		return false
 	}
 	if f.label != nil && !f.label.Matches(labels.Set(obj.GetLabels())) {
+		return false
+	}
+	if f.shard != nil && !f.shard.Contains(obj) {
 		return false
 	}
 	if f.field != nil && !f.field.Empty() {

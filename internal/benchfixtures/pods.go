@@ -143,6 +143,20 @@ func (l *PodList) Fresh() *corev1.PodList {
 	return out
 }
 
+// FreshSubset is Fresh with only the pods of the given indexes, in that
+// order: what a server that filters sends.
+func (l *PodList) FreshSubset(indexes []int) *corev1.PodList {
+	out := &corev1.PodList{
+		TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"},
+		ListMeta: metav1.ListMeta{ResourceVersion: l.ResourceVersion()},
+		Items:    make([]corev1.Pod, len(indexes)),
+	}
+	for j, i := range indexes {
+		l.build(i, &out.Items[j])
+	}
+	return out
+}
+
 // Pod returns a new copy of pod i.
 func (l *PodList) Pod(i int) *corev1.Pod {
 	p := &corev1.Pod{}

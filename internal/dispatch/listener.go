@@ -41,6 +41,9 @@ type Notification[T any] struct {
 	// FinalStateUnknown marks a Delete found by a relist rather than seen
 	// on the watch: Old is the last state the cache held.
 	FinalStateUnknown bool
+	// LeftShard marks a Delete of an object that left the informer's
+	// shard: it still exists on the server.
+	LeftShard bool
 }
 
 // shrinkAbove is the queue capacity above which a mostly idle queue gives

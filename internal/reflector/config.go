@@ -122,6 +122,11 @@ type Config[L List] struct {
 	// resource whose definition is not installed yet), instead of backing
 	// off: the informer starts soon after the resource appears.
 	NotServedRetry time.Duration
+	// ResourceVersion, if set, is the version the sink is at already: the
+	// first list is at it rather than at "0", so that a reflector that
+	// takes over a sink from another, with other selectors, does not go
+	// back in time.
+	ResourceVersion string
 	// Clock tells time for backoff, timeouts and the watch-list fallback;
 	// nil means the real clock.
 	Clock clock.WithTicker

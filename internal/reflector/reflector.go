@@ -103,6 +103,8 @@ func New[T Object, L List](cfg Config[L], sink Sink[T]) *Reflector[T, L] {
 		clock:     clk,
 		delay:     backoff.DelayWithReset(clk, 2*time.Minute),
 		watchList: cfg.WatchList,
+		rv:        cfg.ResourceVersion,
+		published: cfg.ResourceVersion,
 	}
 }
 

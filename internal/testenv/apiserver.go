@@ -6,8 +6,10 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +26,8 @@ type apiServer struct {
 	creds   *credentials
 	// uncached are resources whose watch cache is disabled.
 	uncached []string
+	// gates are feature gates to set.
+	gates map[string]bool
 	// extraArgs are appended to the flags; a repeated flag overrides.
 	extraArgs []string
 
@@ -67,6 +71,13 @@ func (a *apiServer) args() []string {
 			sizes[i] = r + "#0"
 		}
 		args = append(args, "--watch-cache-sizes="+strings.Join(sizes, ","))
+	}
+	if len(a.gates) > 0 {
+		gates := make([]string, 0, len(a.gates))
+		for _, name := range slices.Sorted(maps.Keys(a.gates)) {
+			gates = append(gates, name+"="+strconv.FormatBool(a.gates[name]))
+		}
+		args = append(args, "--feature-gates="+strings.Join(gates, ","))
 	}
 	return append(args, a.extraArgs...)
 }

@@ -25,6 +25,9 @@ type Options struct {
 	// then served by etcd, so a watch from a compacted resource version
 	// fails with 410 Gone at once; see Env.Compact.
 	UncachedResources []string
+	// FeatureGates sets kube-apiserver feature gates, such as
+	// {"ShardedListAndWatch": true}; nil leaves every gate at its default.
+	FeatureGates map[string]bool
 	// APIServerArgs are appended to kube-apiserver's flags; a flag given
 	// again overrides the default.
 	APIServerArgs []string
@@ -125,6 +128,7 @@ func startEnv(ctx context.Context, bins Binaries, opts Options) (_ *Env, err err
 		etcdURL:   e.etcd.clientURL(),
 		creds:     e.creds,
 		uncached:  opts.UncachedResources,
+		gates:     opts.FeatureGates,
 		extraArgs: opts.APIServerArgs,
 	}
 	if err := e.etcd.start(ctx); err != nil {

@@ -299,3 +299,28 @@ func hasName(cms []corev1.ConfigMap, name string) bool {
 	}
 	return false
 }
+
+// FeatureGates reach kube-apiserver: with ShardedListAndWatch on, a list
+// with a shard selector echoes it in shardInfo; the shared control plane,
+// with the gate at its default (off), ignores the selector.
+func TestFeatureGates(t *testing.T) {
+	sel := "shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')"
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("gate-%v", on), func(t *testing.T) {
+			env := testenv.Shared(t)
+			if on {
+				env = testenv.New(t, testenv.Options{FeatureGates: map[string]bool{"ShardedListAndWatch": true}})
+			}
+			cs := clientset(t, env)
+			ns := createNamespace(t, cs)
+			list, err := cs.CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{ShardSelector: sel})
+			require.NoError(t, err)
+			if on {
+				require.NotNil(t, list.ShardInfo)
+				assert.Equal(t, sel, list.ShardInfo.Selector)
+			} else {
+				assert.Nil(t, list.ShardInfo)
+			}
+		})
+	}
+}

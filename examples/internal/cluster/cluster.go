@@ -47,6 +47,12 @@ func Local() bool { return os.Getenv("KUBECONFIG") == "" }
 // and removes their files. ctx bounds the start (the build, on first use,
 // takes several minutes): cancel it, with Ctrl-C say, to give up.
 func Config(ctx context.Context) (cfg *rest.Config, stop func(), err error) {
+	return ConfigWith(ctx, testenv.Options{})
+}
+
+// ConfigWith is Config with options for the local control plane, such as
+// feature gates; they do not apply to the cluster $KUBECONFIG names.
+func ConfigWith(ctx context.Context, opts testenv.Options) (cfg *rest.Config, stop func(), err error) {
 	if !Local() {
 		rules := clientcmd.NewDefaultClientConfigLoadingRules() // honours $KUBECONFIG
 		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
@@ -59,7 +65,7 @@ func Config(ctx context.Context) (cfg *rest.Config, stop func(), err error) {
 	fmt.Fprintln(os.Stderr, "no KUBECONFIG: starting a local kube-apiserver and etcd "+
 		"(the first run builds them from source, which takes several minutes)…")
 	start := time.Now()
-	env, err := testenv.Start(ctx, testenv.Options{})
+	env, err := testenv.Start(ctx, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting a local control plane: %w", err)
 	}
@@ -86,9 +92,14 @@ func Config(ctx context.Context) (cfg *rest.Config, stop func(), err error) {
 // it is positive (counted once the cluster is up: a first run builds it).
 // It releases the cluster when run returns, and returns run's error.
 func Run(duration time.Duration, run func(ctx context.Context, cfg *rest.Config) error) error {
+	return RunWith(duration, testenv.Options{}, run)
+}
+
+// RunWith is Run with options for the local control plane.
+func RunWith(duration time.Duration, opts testenv.Options, run func(ctx context.Context, cfg *rest.Config) error) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	cfg, stop, err := Config(ctx)
+	cfg, stop, err := ConfigWith(ctx, opts)
 	if err != nil {
 		return err
 	}

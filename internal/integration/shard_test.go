@@ -1,0 +1,243 @@
+package integration
+
+import (
+	"fmt"
+	"maps"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testenv"
+)
+
+// shardGate is the kube-apiserver feature gate of sharded list and watch.
+const shardGate = "ShardedListAndWatch"
+
+// The server's shard selector and the client's hash agree bit for bit:
+// each quarter of the hash space, by UID and by namespace, lists exactly
+// the objects HashOf puts there.
+func TestShardHashMatchesServer(t *testing.T) {
+	env := testenv.New(t, testenv.Options{FeatureGates: map[string]bool{shardGate: true}})
+	cs := clientset(t, env.Config())
+	ctx := ctxFor(t, 2*time.Minute)
+	var namespaces []string
+	for range 4 {
+		namespaces = append(namespaces, namespace(t, cs))
+	}
+	for i := range 200 {
+		_, err := cs.CoreV1().ConfigMaps(namespaces[i%4]).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	all, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	for _, field := range []informers.ShardField{informers.ShardByUID, informers.ShardByNamespace} {
+		total := 0
+		for i := range 4 {
+			shard := informers.ShardOf(field, i, 4)
+			got, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{ShardSelector: shard.Selector()})
+			require.NoError(t, err)
+			require.NotNil(t, got.ShardInfo, "the gate is on")
+			var want []types.UID
+			for _, cm := range all.Items {
+				if shard.Contains(&cm) {
+					want = append(want, cm.UID)
+				}
+			}
+			assert.ElementsMatch(t, want, uids(got.Items), "%s, shard %d", field, i)
+			total += len(got.Items)
+		}
+		assert.Equal(t, len(all.Items), total, field)
+	}
+}
+
+func uids(cms []corev1.ConfigMap) []types.UID {
+	out := make([]types.UID, len(cms))
+	for i, cm := range cms {
+		out[i] = cm.UID
+	}
+	return out
+}
+
+// With the gate on, three sharded informers over 3 000 config maps receive
+// only their shards from the server; together they hold the server's set,
+// each object once, through creates, deletes and delete-recreate churn.
+func TestShardsServerFiltered(t *testing.T) {
+	env := testenv.New(t, testenv.Options{FeatureGates: map[string]bool{shardGate: true}})
+	testShards(t, env, informers.ShardFilterServer)
+}
+
+// With the gate off (the default), the server sends everything and the
+// client filter gives the same sets.
+func TestShardsClientFiltered(t *testing.T) {
+	testShards(t, testenv.Shared(t), informers.ShardFilterClient)
+}
+
+func testShards(t *testing.T, env *testenv.Env, filter informers.ShardFilter) {
+	noLeaks(t)
+	cs := clientset(t, env.Config())
+	ns := namespace(t, cs)
+	ctx := ctxFor(t, 5*time.Minute)
+	const count, replicas = 3000, 3
+	names := make([]string, count)
+	for i := range names {
+		names[i] = fmt.Sprintf("cm-%04d", i)
+	}
+	require.NoError(t, parallel(count, 16, func(i int) error {
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap(names[i]), metav1.CreateOptions{})
+		return err
+	}))
+
+	type replica struct {
+		inf   *informers.SharedInformer[*corev1.ConfigMap]
+		owned *ownedSet
+	}
+	var rs []replica
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: ns, Backoff: fastBackoff})
+	for i := range replicas {
+		shard := informers.ShardOf(informers.ShardByUID, i, replicas)
+		inf := informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{Shard: &shard})
+		owned := newOwnedSet()
+		_, err := inf.AddHandler(owned)
+		require.NoError(t, err)
+		rs = append(rs, replica{inf, owned})
+	}
+	startFactory(t, f)
+	require.NoError(t, f.WaitForSync(ctx))
+
+	check := func() (bool, string) {
+		server, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		want := map[types.UID]string{}
+		for _, cm := range server.Items {
+			want[cm.UID] = cm.ResourceVersion
+		}
+		union := map[types.UID]int{}
+		for i, r := range rs {
+			cached := map[types.UID]string{}
+			for cm := range r.inf.Lister().All() {
+				if j, dup := union[cm.UID]; dup {
+					return false, fmt.Sprintf("%s/%s in shards %d and %d", ns, cm.Name, j, i)
+				}
+				cached[cm.UID] = cm.ResourceVersion
+				union[cm.UID] = i
+			}
+			if handled := r.owned.snapshot(); !maps.Equal(handled, cached) {
+				return false, fmt.Sprintf("shard %d: the handler saw %d objects, the cache holds %d", i, len(handled), len(cached))
+			}
+		}
+		for uid := range want {
+			if _, ok := union[uid]; !ok {
+				return false, fmt.Sprintf("%s is on the server and in no shard", uid)
+			}
+		}
+		if len(union) != len(want) {
+			return false, fmt.Sprintf("the shards hold %d objects, the server %d", len(union), len(want))
+		}
+		return true, ""
+	}
+	converged := func(what string) {
+		t.Helper()
+		ok, msg := pollUntil(time.Minute, check)
+		require.True(t, ok, "%s: %s", what, msg)
+	}
+	converged("after the initial sync")
+	for i, r := range rs {
+		n := r.inf.Lister().Len()
+		assert.InDelta(t, count/replicas, n, count/replicas/5, "shard %d holds about a third", i)
+	}
+
+	// Churn: deletes, creates, and deletes with recreation under the same
+	// name (a new UID, which may fall in another shard).
+	require.NoError(t, parallel(900, 16, func(i int) error {
+		configMaps := cs.CoreV1().ConfigMaps(ns)
+		switch n := i / 3; i % 3 {
+		case 0:
+			return configMaps.Delete(ctx, names[n], metav1.DeleteOptions{})
+		case 1:
+			_, err := configMaps.Create(ctx, configMap(fmt.Sprintf("new-%04d", n)), metav1.CreateOptions{})
+			return err
+		default:
+			if err := configMaps.Delete(ctx, names[1000+n], metav1.DeleteOptions{}); err != nil {
+				return err
+			}
+			_, err := configMaps.Create(ctx, configMap(names[1000+n]), metav1.CreateOptions{})
+			return err
+		}
+	}))
+	converged("after churn")
+
+	var received uint64
+	for i, r := range rs {
+		st := r.inf.ShardStatus()
+		assert.Equal(t, filter, st.Filter, "shard %d", i)
+		received += st.Received
+		if filter == informers.ShardFilterServer {
+			assert.Zero(t, st.Dropped, "shard %d: the server sent only the shard", i)
+		} else {
+			assert.GreaterOrEqual(t, st.Received, uint64(count), "shard %d: the server sent everything", i)
+			assert.InDelta(t, float64(st.Received)*2/3, float64(st.Dropped), float64(st.Received)/6, "shard %d drops the other two thirds", i)
+		}
+		t.Logf("shard %d: filter %s, holds %d, received %d, dropped %d", i, st.Filter, r.inf.Lister().Len(), st.Received, st.Dropped)
+	}
+	if filter == informers.ShardFilterServer {
+		// 3 000 listed once, plus the churn's 1 500 events, across shards.
+		assert.Less(t, received, uint64(count+2000), "the replicas together received each object about once")
+	}
+}
+
+// pollUntil polls check until it holds or d has passed, and returns its
+// last result.
+func pollUntil(d time.Duration, check func() (bool, string)) (bool, string) {
+	deadline := time.Now().Add(d)
+	for {
+		ok, msg := check()
+		if ok || time.Now().After(deadline) {
+			return ok, msg
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval, not synchronisation
+	}
+}
+
+func configMap(name string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"k": name}}
+}
+
+// ownedSet is a handler that keeps the UIDs and versions of the objects
+// it was told about and not told are gone: what its replica owns.
+type ownedSet struct {
+	mu   sync.Mutex
+	objs map[types.UID]string
+	left int
+}
+
+func newOwnedSet() *ownedSet { return &ownedSet{objs: map[types.UID]string{}} }
+
+func (o *ownedSet) HandleAdd(cm *corev1.ConfigMap, _ bool) { o.put(cm) }
+func (o *ownedSet) HandleUpdate(_, cm *corev1.ConfigMap)   { o.put(cm) }
+func (o *ownedSet) HandleDelete(d informers.Deleted[*corev1.ConfigMap]) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.objs, d.Object.UID)
+	if d.LeftShard {
+		o.left++
+	}
+}
+
+func (o *ownedSet) put(cm *corev1.ConfigMap) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.objs[cm.UID] = cm.ResourceVersion
+}
+
+func (o *ownedSet) snapshot() map[types.UID]string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return maps.Clone(o.objs)
+}

@@ -1,0 +1,375 @@
+package informers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/kubetyped/informers/internal/dispatch"
+	"github.com/kubetyped/informers/internal/reflector"
+	"github.com/kubetyped/informers/internal/store"
+)
+
+// ShardFilter says where a sharded informer's shard is filtered: on the
+// server, which sends only the shard, or on the client, which receives
+// everything and drops what is outside the shard. A server without the
+// ShardedListAndWatch feature gate ignores shard selectors silently.
+type ShardFilter uint8
+
+// Where the shard is filtered.
+const (
+	// ShardFilterNone: the informer is not sharded.
+	ShardFilterNone ShardFilter = iota
+	// ShardFilterUnknown: no list response has told yet.
+	ShardFilterUnknown
+	// ShardFilterServer: the last list response echoed the shard selector
+	// and no object outside the shard arrived since.
+	ShardFilterServer
+	// ShardFilterClient: the server ignores the shard selector; the
+	// informer drops what is outside its shard.
+	ShardFilterClient
+)
+
+// String returns "none", "unknown", "server" or "client".
+func (f ShardFilter) String() string {
+	switch f {
+	case ShardFilterUnknown:
+		return "unknown"
+	case ShardFilterServer:
+		return "server"
+	case ShardFilterClient:
+		return "client"
+	}
+	return "none"
+}
+
+// ShardStatus is what a sharded informer reports of its shard.
+type ShardStatus struct {
+	// Shard is the informer's shard, as last set, ranges merged.
+	Shard Shard
+	// Filter says whether the server or the client filters the shard.
+	Filter ShardFilter
+	// Synced is true once the informer holds all of Shard: a list of it
+	// is complete and a watch of it is open.
+	Synced bool
+	// Received counts the objects the server sent, as list items and
+	// watch events; Dropped counts those outside the shard, which the
+	// client filter dropped. With the server filtering, Dropped stays 0.
+	Received, Dropped uint64
+}
+
+// shardState is the shard of a sharded informer and what it has learned
+// of the server's filtering.
+type shardState struct {
+	// wire is the selector the running reflector sends; it changes only
+	// between reflectors, so that requests and the client filter agree.
+	wire              atomic.Pointer[string]
+	received, dropped atomic.Uint64
+	changed           chan struct{} // signalled when the shard is set
+
+	mu        sync.Mutex
+	shard     Shard // canonical
+	gen       uint64
+	syncedGen uint64        // the generation whose shard has synced; 0 if none
+	syncCh    chan struct{} // closed once generation gen syncs
+	filter    ShardFilter
+	resume    string // the version the next reflector resumes from
+	log       klog.Logger
+}
+
+func newShardState(s Shard) *shardState {
+	return &shardState{
+		changed: make(chan struct{}, 1),
+		shard:   s.canonical(),
+		gen:     1,
+		syncCh:  make(chan struct{}),
+		filter:  ShardFilterUnknown,
+		log:     klog.Background(),
+	}
+}
+
+// current returns the shard and its generation.
+func (st *shardState) current() (Shard, uint64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.shard, st.gen
+}
+
+// set makes s the shard and returns a channel closed once it has synced.
+func (st *shardState) set(s Shard) <-chan struct{} {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if slices.Equal(s.Ranges, st.shard.Ranges) {
+		return st.syncCh
+	}
+	st.shard = s
+	st.gen++
+	st.syncCh = make(chan struct{})
+	select {
+	case st.changed <- struct{}{}:
+	default: // a change is pending already; the run loop reads the latest
+	}
+	return st.syncCh
+}
+
+// scopeSynced records that generation gen's shard has synced.
+func (st *shardState) scopeSynced(gen uint64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if gen != st.gen || st.syncedGen == gen {
+		return
+	}
+	st.syncedGen = gen
+	close(st.syncCh)
+	st.log.V(1).Info("Shard synced", "shard", st.shard.String(), "filter", st.filter)
+}
+
+// observe records where the shard is filtered, and logs when that changes.
+func (st *shardState) observe(f ShardFilter, why string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.filter == f {
+		return
+	}
+	st.filter = f
+	st.log.Info("Shard filtered on the "+f.String(), "shard", st.shard.String(), "reason", why)
+}
+
+func (st *shardState) status() ShardStatus {
+	if st == nil {
+		return ShardStatus{}
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return ShardStatus{
+		Shard:    Shard{Field: st.shard.Field, Ranges: slices.Clone(st.shard.Ranges)},
+		Filter:   st.filter,
+		Synced:   st.syncedGen == st.gen,
+		Received: st.received.Load(),
+		Dropped:  st.dropped.Load(),
+	}
+}
+
+// narrow returns a tweak that sets the shard selector of the running
+// reflector, then applies tweak, if any.
+func (st *shardState) narrow(tweak func(*metav1.ListOptions)) func(*metav1.ListOptions) {
+	if st == nil {
+		return tweak
+	}
+	return func(o *metav1.ListOptions) {
+		if sel := st.wire.Load(); sel != nil {
+			o.ShardSelector = *sel
+		}
+		if tweak != nil {
+			tweak(o)
+		}
+	}
+}
+
+// resumeVersion is the version a new reflector resumes from: "" for the
+// first, the last one's after that.
+func (st *shardState) resumeVersion() string {
+	if st == nil {
+		return ""
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.resume
+}
+
+// observeShardLists wraps list to learn from each response whether the
+// server filtered it: a server that applies a shard selector echoes it in
+// the list's shardInfo. Lists without that field (unstructured ones) tell
+// nothing.
+func observeShardLists[L List](st *shardState, list func(context.Context, metav1.ListOptions) (L, error)) func(context.Context, metav1.ListOptions) (L, error) {
+	if st == nil {
+		return list
+	}
+	return func(ctx context.Context, opts metav1.ListOptions) (L, error) {
+		l, err := list(ctx, opts)
+		if err != nil {
+			return l, err
+		}
+		if sl, ok := any(l).(metav1.ShardedListInterface); ok {
+			if sl.GetShardInfo() != nil {
+				st.observe(ShardFilterServer, "the list response echoes the shard selector")
+			} else {
+				st.observe(ShardFilterClient, "the list response has no shardInfo: the server ignores shard selectors")
+			}
+		}
+		return l, nil
+	}
+}
+
+// ShardStatus reports the informer's shard and where it is filtered; the
+// zero ShardStatus (ShardFilterNone) if the informer is not sharded.
+func (i *SharedInformer[T]) ShardStatus() ShardStatus { return i.shard.status() }
+
+// SetShardRanges re-scopes a sharded informer to ranges of the same field.
+// The informer lists the new shard from the version it is at, and watches
+// it: handlers see objects entering the shard as adds, and objects
+// leaving it as deletes with Deleted.LeftShard set, once the new shard's
+// list is complete, so that what is gained is cached before what is lost
+// is dropped. The cache stays synced throughout.
+//
+// It returns once the informer holds the new shard, or at once if the
+// informer has not started (it will start with the new shard). It fails
+// if the informer was made without Options.Shard, has stopped, or ctx
+// ends first; the informer keeps going to the new shard all the same.
+func (i *SharedInformer[T]) SetShardRanges(ctx context.Context, ranges ...HashRange) error {
+	if i.failed != nil {
+		return i.failed
+	}
+	st := i.shard
+	if st == nil {
+		return fmt.Errorf("informers: %s: SetShardRanges on an informer made without Options.Shard", i.desc)
+	}
+	cur, _ := st.current()
+	next := Shard{Field: cur.Field, Ranges: ranges}
+	if err := next.validate(); err != nil {
+		return fmt.Errorf("informers: %s: SetShardRanges: %w", i.desc, err)
+	}
+	i.mu.Lock()
+	state := i.state
+	i.mu.Unlock()
+	if state == stopped {
+		return fmt.Errorf("informers: %s: SetShardRanges: %w", i.desc, ErrStopped)
+	}
+	synced := st.set(next.canonical())
+	if state == notStarted {
+		return nil
+	}
+	select {
+	case <-synced:
+		return nil
+	case <-i.stopped:
+		return fmt.Errorf("informers: %s: SetShardRanges: %w", i.desc, ErrStopped)
+	case <-ctx.Done():
+		return fmt.Errorf("informers: %s: shard %s not synced: %w", i.desc, next.canonical(), ctx.Err())
+	}
+}
+
+// runSharded runs one reflector per shard the informer is given, in turn:
+// when the shard changes, the running reflector stops and the next one
+// resumes from its version with the new shard's selector.
+func (i *SharedInformer[T]) runSharded(ctx context.Context, log klog.Logger) {
+	st := i.shard
+	st.mu.Lock()
+	st.log = log
+	st.mu.Unlock()
+	for ctx.Err() == nil {
+		select {
+		case <-st.changed: // a change made before the start: read below
+		default:
+		}
+		shard, gen := st.current()
+		sink := &shardSink[T]{w: i.writer, st: st, shard: shard, gen: gen, evict: true}
+		if len(shard.Ranges) == 0 {
+			// No request selects nothing: an empty selector is "all".
+			sink.StartList()
+			sink.FinishList()
+			sink.Watching()
+			select {
+			case <-ctx.Done():
+			case <-st.changed:
+			}
+			continue
+		}
+		sel := shard.Selector()
+		st.wire.Store(&sel)
+		refl := i.newRefl(sink, log, i.requestFailed, i.requestSucceeded, i.observer)
+		i.mu.Lock()
+		i.refl = refl
+		i.mu.Unlock()
+		i.setStarted(refl)
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			refl.Run(rctx)
+		}()
+		select {
+		case <-ctx.Done():
+		case <-st.changed:
+		}
+		cancel()
+		<-done
+		st.mu.Lock()
+		st.resume = refl.LastSyncResourceVersion()
+		st.mu.Unlock()
+	}
+}
+
+// shardSink sits between a reflector and the informer's writer: it drops
+// objects outside its shard, and, at the end of the shard's first list,
+// evicts the cached objects outside it.
+type shardSink[T Object] struct {
+	w     *writer[T]
+	st    *shardState
+	shard Shard
+	gen   uint64
+	evict bool // the next FinishList evicts what is outside the shard
+}
+
+func (s *shardSink[T]) StartList() { s.w.StartList() }
+
+func (s *shardSink[T]) Put(obj T, from reflector.Origin) {
+	if s.keep(obj) {
+		s.w.Put(obj, from)
+	}
+}
+
+func (s *shardSink[T]) Delete(obj T) {
+	if s.keep(obj) {
+		s.w.Delete(obj)
+	}
+}
+
+func (s *shardSink[T]) FinishList() {
+	if s.evict {
+		s.evict = false
+		s.w.evictOutside(s.shard)
+	}
+	s.w.FinishList()
+}
+
+// Watching marks the shard synced first, so that an informer that has
+// synced reports its shard synced too.
+func (s *shardSink[T]) Watching() {
+	s.st.scopeSynced(s.gen)
+	s.w.Watching()
+}
+
+func (s *shardSink[T]) Flush() { s.w.Flush() }
+
+// keep counts obj and reports whether it is in the shard.
+func (s *shardSink[T]) keep(obj T) bool {
+	s.st.received.Add(1)
+	if s.shard.Contains(obj) {
+		return true
+	}
+	s.st.dropped.Add(1)
+	s.st.observe(ShardFilterClient, "an object outside the shard arrived: the server ignores shard selectors")
+	return false
+}
+
+// evictOutside removes the cached objects outside shard s; handlers see
+// them deleted with LeftShard set.
+func (w *writer[T]) evictOutside(s Shard) {
+	w.store.Lock()
+	for _, obj := range w.store.AppendAllLocked(nil) {
+		if s.Contains(obj) {
+			continue
+		}
+		if old, existed := w.store.DeleteLocked(store.KeyOf(obj)); existed {
+			w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, LeftShard: true})
+		}
+	}
+	w.store.Unlock()
+	w.Flush()
+}
