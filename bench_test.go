@@ -106,6 +106,40 @@ func benchPods(count int, managedFields bool) *bf.PodList {
 	return l
 }
 
+// benchFresh returns a list function that returns all of l, fresh, for
+// any request: a server that does not page.
+func benchFresh(l *bf.PodList) func(metav1.ListOptions) (*corev1.PodList, error) {
+	return func(metav1.ListOptions) (*corev1.PodList, error) { return l.Fresh(), nil }
+}
+
+// benchPageSize is the page size of every list of the decoded fixtures:
+// client-go's and our reflector ask for 500 at resource version "0", and
+// the floor asks for the same.
+const benchPageSize = 500
+
+var (
+	benchWiresMu sync.Mutex
+	benchWires   = map[string]*bf.WirePods{}
+)
+
+// benchWire returns the realistic pods of benchPods served encoded in enc
+// and decoded afresh by client-go's codecs on every list.
+func benchWire(b *testing.B, count int, managedFields bool, enc bf.Encoding) *bf.WirePods {
+	b.Helper()
+	benchWiresMu.Lock()
+	defer benchWiresMu.Unlock()
+	key := fmt.Sprint(count, managedFields, enc)
+	if w := benchWires[key]; w != nil {
+		return w
+	}
+	w, err := bf.NewWirePods(benchPods(count, managedFields), enc, benchPageSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchWires[key] = w
+	return w
+}
+
 // benchEvents returns two modified versions of every pod of l, events[v][i]
 // for v in 0 and 1, so that a benchmark can alternate them and every event
 // is a change.
@@ -195,7 +229,7 @@ func benchUpdate(b *testing.B, impl benchImpl, pods *bf.PodList, events [2][]*co
 			Update: func(_, _ *corev1.Pod) { updates[i].Add(1) },
 		}
 	}
-	c := benchStart(b, impl, benchSource{List: pods.Fresh, Watch: staticWatch(w)}, benchCacheOptions{}, hs...)
+	c := benchStart(b, impl, benchSource{List: benchFresh(pods), Watch: staticWatch(w)}, benchCacheOptions{}, hs...)
 	defer c.Stop()
 	caughtUp := func(counters []benchCounter, n int64) func() bool {
 		return func() bool {
@@ -313,7 +347,7 @@ func benchReadWrite(b *testing.B, r benchReader, pods []corev1.Pod, ns string, r
 		default:
 		}
 	}}
-	src := benchSource{List: func() *corev1.PodList { return &corev1.PodList{Items: pods} }, Watch: staticWatch(w)}
+	src := benchSource{List: func(metav1.ListOptions) (*corev1.PodList, error) { return &corev1.PodList{Items: pods}, nil }, Watch: staticWatch(w)}
 	c := benchStart(b, r.impl, src, benchCacheOptions{Resync: time.Minute}, h)
 	defer c.Stop()
 	pod := pods[k8srand.Intn(len(pods))]
@@ -357,38 +391,63 @@ type benchSyncVariant struct {
 	opts benchCacheOptions
 }
 
+// benchSyncVariants are the variants of InitialSync: ours as users get it
+// (interning on) and without interning, client-go, the floor, and, for
+// pods with managedFields, client-go and ours stripping them.
+func benchSyncVariants(managedFields bool) []benchSyncVariant {
+	v := []benchSyncVariant{
+		{"clientgo", benchClientGoImpl, benchCacheOptions{}},
+		{"informers", benchInformersImpl, benchCacheOptions{}},
+		{"informers-nointern", benchInformersImpl, benchCacheOptions{DisableInterning: true}},
+		{"floor", benchFloorImpl, benchCacheOptions{}},
+	}
+	if managedFields {
+		v = append(v,
+			benchSyncVariant{"clientgo-strip", benchClientGoImpl, benchCacheOptions{StripManagedFields: true}},
+			benchSyncVariant{"informers-strip", benchInformersImpl, benchCacheOptions{StripManagedFields: true}},
+		)
+	}
+	return v
+}
+
 // BenchmarkInitialSync measures one full initial sync of realistic pods:
 // from creating the cache until it has synced and a handler has been
 // delivered every object. The list function makes fresh objects every time
 // (its cost is part of every implementation's figure). Besides ns/op it
 // reports peak-MB, retained-MB and retained-B/obj.
+//
+// fixture=decoded serves the pods as an API server does: encoded as
+// protobuf (decoded-json: JSON) in pages of 500, decoded by client-go's
+// codecs on every list, so no two objects share memory. fixture=copied
+// deep-copies one template per deployment, whose strings the pods of a
+// deployment then share, and returns the whole list at once.
 func BenchmarkInitialSync(b *testing.B) {
 	for _, count := range []int{10_000, 100_000} {
 		for _, managedFields := range []bool{false, true} {
-			if managedFields && count > 10_000 {
-				continue // retained-B/obj tells the same at 10k, in a tenth of the time
-			}
-			pods := benchPods(count, managedFields)
-			variants := []benchSyncVariant{
-				{"clientgo", benchClientGoImpl, benchCacheOptions{}},
-				{"informers", benchInformersImpl, benchCacheOptions{}},
-				{"floor", benchFloorImpl, benchCacheOptions{}},
-			}
-			if managedFields {
-				variants = append(variants, benchSyncVariant{"informers-strip", benchInformersImpl, benchCacheOptions{StripManagedFields: true}})
-			}
-			for _, v := range variants {
-				b.Run(fmt.Sprintf("pods=%d/managedFields=%v/impl=%s", count, managedFields, v.name), func(b *testing.B) {
-					benchInitialSync(b, v, pods)
-				})
+			for _, fixture := range []string{"copied", "decoded", "decoded-json"} {
+				if managedFields && fixture == "copied" && count > 10_000 || fixture == "decoded-json" && count > 10_000 {
+					continue // retained-B/obj tells the same at 10k, in a tenth of the time
+				}
+				list := benchFresh(benchPods(count, managedFields))
+				switch fixture {
+				case "decoded":
+					list = benchWire(b, count, managedFields, bf.Protobuf).List
+				case "decoded-json":
+					list = benchWire(b, count, managedFields, bf.JSON).List
+				}
+				for _, v := range benchSyncVariants(managedFields) {
+					b.Run(fmt.Sprintf("pods=%d/managedFields=%v/fixture=%s/impl=%s", count, managedFields, fixture, v.name), func(b *testing.B) {
+						benchInitialSync(b, v, list, count)
+					})
+				}
 			}
 		}
 	}
 }
 
-func benchInitialSync(b *testing.B, v benchSyncVariant, pods *bf.PodList) {
-	src := benchSource{List: pods.Fresh, Watch: idleWatch}
-	n := int64(pods.Len())
+func benchInitialSync(b *testing.B, v benchSyncVariant, list func(metav1.ListOptions) (*corev1.PodList, error), count int) {
+	src := benchSource{List: list, Watch: idleWatch}
+	n := int64(count)
 	// syncOnce builds and syncs a cache, sampling the heap meanwhile.
 	syncOnce := func() (benchCache, uint64) {
 		var adds atomic.Int64
@@ -429,7 +488,7 @@ func BenchmarkQuery(b *testing.B) {
 	const count = 100_000
 	pods := benchPods(count, false)
 	opts := benchCacheOptions{NodeIndex: true}
-	src := benchSource{List: pods.Fresh, Watch: idleWatch}
+	src := benchSource{List: benchFresh(pods), Watch: idleWatch}
 	clientGo := benchStart(b, benchClientGoImpl, src, opts).(*benchClientGo)
 	defer clientGo.Stop()
 	ours := benchStart(b, benchInformersImpl, src, opts).(*benchInformers)
@@ -617,14 +676,14 @@ func benchRelist(b *testing.B, impl benchImpl, pods *bf.PodList, changed int) {
 	watchers := make(chan *watch.FakeWatcher, 4)
 	listed := 0
 	src := benchSource{
-		List: func() *corev1.PodList {
+		List: func(metav1.ListOptions) (*corev1.PodList, error) {
 			l := pods.Fresh()
 			listed++
 			for i := range changed {
 				l.Items[i].ResourceVersion = fmt.Sprint(20_000_000 + listed)
 			}
 			lists <- time.Now()
-			return l
+			return l, nil
 		},
 		Watch: func() watch.Interface {
 			w := watch.NewFakeWithChanSize(16, false)
@@ -693,23 +752,37 @@ func benchRelist(b *testing.B, impl benchImpl, pods *bf.PodList, changed int) {
 func BenchmarkRetention(b *testing.B) {
 	const count, updated = 100_000, 50_000
 	pods := benchPods(count, false)
-	for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl} {
-		b.Run(fmt.Sprintf("pods=%d/updated=%d/impl=%s", count, updated, impl.Name), func(b *testing.B) {
-			benchRetention(b, impl, pods, updated)
-		})
+	for _, fixture := range []string{"copied", "decoded"} {
+		list, event := benchFresh(pods), func(i, rv int) (*corev1.Pod, error) { return bf.Modified(pods.Pod(i), rv), nil }
+		if fixture == "decoded" {
+			wire := benchWire(b, count, false, bf.Protobuf)
+			list, event = wire.List, wire.Pod
+		}
+		for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl} {
+			b.Run(fmt.Sprintf("pods=%d/updated=%d/fixture=%s/impl=%s", count, updated, fixture, impl.Name), func(b *testing.B) {
+				benchRetention(b, impl, list, event, updated)
+			})
+		}
 	}
 }
 
-func benchRetention(b *testing.B, impl benchImpl, pods *bf.PodList, updated int) {
+// benchRetention syncs from list, then sends event(2i, rv) as an update
+// of pod 2i for i below updated.
+func benchRetention(b *testing.B, impl benchImpl, list func(metav1.ListOptions) (*corev1.PodList, error),
+	event func(i, rv int) (*corev1.Pod, error), updated int) {
 	var retainedSum float64
 	base := bf.LiveHeap()
 	for b.Loop() {
 		w := watch.NewFakeWithChanSize(1024, false)
 		var updates atomic.Int64
-		c := benchStart(b, impl, benchSource{List: pods.Fresh, Watch: staticWatch(w)}, benchCacheOptions{},
+		c := benchStart(b, impl, benchSource{List: list, Watch: staticWatch(w)}, benchCacheOptions{},
 			benchHandler{Update: func(_, _ *corev1.Pod) { updates.Add(1) }})
 		for i := range updated {
-			w.Modify(bf.Modified(pods.Pod(2*i), 30_000_000+i))
+			p, err := event(2*i, 30_000_000+i)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w.Modify(p)
 		}
 		benchWait(b, func() bool { return updates.Load() == int64(updated) })
 		b.StopTimer()
@@ -759,7 +832,7 @@ func benchSlowHandler(b *testing.B, impl benchImpl, pods *bf.PodList, events [2]
 			slowUpdates.Add(1)
 		},
 	}
-	c, err := impl.New(benchSource{List: pods.Fresh, Watch: staticWatch(w)}, benchCacheOptions{})
+	c, err := impl.New(benchSource{List: benchFresh(pods), Watch: staticWatch(w)}, benchCacheOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubetyped/informers/internal/dispatch"
+	"github.com/kubetyped/informers/internal/intern"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/store"
 )
@@ -183,6 +184,9 @@ func newSharedInformer[T Object](opts Options[T], failed error) *SharedInformer[
 		transform: opts.Transform,
 		copyOut:   shallowCopier[T](),
 		report:    i.report,
+	}
+	if !opts.DisableInterning {
+		i.writer.interner = intern.New[T]()
 	}
 	i.handlers.Store(&[]*dispatch.Listener[T]{})
 	if failed != nil {

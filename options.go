@@ -50,6 +50,12 @@ type Options[T Object] struct {
 	// Transform, if set, changes each object before it is stored and
 	// handed to handlers; it runs after the factory's StripManagedFields.
 	Transform TransformFunc[T]
+	// DisableInterning caches objects as they come. By default, the
+	// informer makes each object it caches share its strings and its
+	// read-only parts (labels, containers, volumes, owner references...)
+	// with equal ones of objects cached before, which objects decoded
+	// from the wire never do: see the README's Memory section.
+	DisableInterning bool
 	// WaitForResource makes an informer whose resource is not served yet
 	// (a custom resource whose definition is not installed) wait for it:
 	// it asks again every 500 ms instead of backing off, so it syncs
