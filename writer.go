@@ -26,7 +26,7 @@ type writer[T Object] struct {
 	synced    *atomic.Bool
 	syncedCh  chan struct{}
 	transform TransformFunc[T]
-	copyOut   func(T) T // copies a list item out of its list's item array
+	copyOut   func(T) T           // copies a list item out of its list's item array
 	interner  *intern.Interner[T] // nil: objects are cached as they come
 	report    func(error)
 
