@@ -40,6 +40,9 @@ type node struct {
 	elem   *node   // array, slice, pointer: the element; mapping: the value
 	key    *node   // mapping: the key
 	len    int     // array
+	// padded says the value has padding bytes, which copies of equal
+	// values need not share: it is hashed and compared field by field.
+	padded bool
 
 	// ops hashes, compares and interns the maps of a mapping.
 	ops mapOps
@@ -76,14 +79,20 @@ func planFor(t reflect.Type, exported bool, depth int) *node {
 		n.hot = newPlace()
 	case reflect.Struct:
 		n.kind = strct
+		var size uintptr
 		for i := range t.NumField() {
 			f := t.Field(i)
-			n.fields = append(n.fields, field{off: f.Offset, n: planFor(f.Type, exported && f.IsExported(), depth+1)})
+			fn := planFor(f.Type, exported && f.IsExported(), depth+1)
+			n.fields = append(n.fields, field{off: f.Offset, n: fn})
+			n.padded = n.padded || fn.padded
+			size += f.Type.Size()
 		}
+		n.padded = n.padded || size != t.Size()
 	case reflect.Array:
 		n.kind = array
 		n.len = t.Len()
 		n.elem = planFor(t.Elem(), exported, depth+1)
+		n.padded = n.elem.padded
 	case reflect.Slice:
 		if exported {
 			n.kind = slice
@@ -111,9 +120,12 @@ func planFor(t reflect.Type, exported bool, depth int) *node {
 	return n
 }
 
-// flatten makes a struct or array that holds only opaque values opaque
-// itself, so that it is hashed and compared in one piece.
+// flatten makes a struct or array that holds only opaque values, and no
+// padding, opaque itself, so that it is hashed and compared in one piece.
 func (n *node) flatten() {
+	if n.padded {
+		return
+	}
 	if n.kind == array && n.elem.kind == opaque {
 		n.kind, n.elem = opaque, nil
 		return
