@@ -126,6 +126,18 @@ var benchWatchListOff = sync.OnceValue(func() error {
 	return gates.Set(clientfeatures.WatchListClient, false)
 })
 
+// benchSetClientGoWatchList sets client-go's WatchListClient feature gate,
+// which its reflectors read when they are created.
+func benchSetClientGoWatchList(on bool) error {
+	if err := benchWatchListOff(); err != nil {
+		return err
+	}
+	gates := clientfeatures.FeatureGates().(interface {
+		Set(clientfeatures.Feature, bool) error
+	})
+	return gates.Set(clientfeatures.WatchListClient, on)
+}
+
 // benchCheckClientGoListWatch turns client-go's watch-list off
 // (benchWatchListOff) and returns an error unless client-go's informers will
 // list and watch.

@@ -71,6 +71,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8srand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/watch"
 	kinformers "k8s.io/client-go/informers"
@@ -480,6 +481,28 @@ func benchInitialSync(b *testing.B, v benchSyncVariant, list func(metav1.ListOpt
 	b.ReportMetric(retainedSum/iters/float64(n), "retained-B/obj")
 }
 
+// BenchmarkSyncScale measures how an initial sync grows with the number
+// of objects: 10k, 100k and 1M small pods (a name and a namespace, the
+// fixture of ReadWrite), served encoded as protobuf in pages of 500 and
+// decoded afresh on every list. ns/obj and retained-B/obj should not grow
+// with the count.
+func BenchmarkSyncScale(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, count := range []int{10_000, 100_000, 1_000_000} {
+		wire, err := bf.NewWireMinimalPods(count, "default", rng, bf.Protobuf, benchPageSize)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl, benchFloorImpl} {
+			v := benchSyncVariant{impl.Name, impl, benchCacheOptions{}}
+			b.Run(fmt.Sprintf("pods=%d/impl=%s", count, impl.Name), func(b *testing.B) {
+				benchInitialSync(b, v, wire.List, count)
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(count), "ns/obj")
+			})
+		}
+	}
+}
+
 // BenchmarkQuery measures reads of a synced cache of 100k realistic pods in
 // 50 namespaces on 500 nodes, with no writes: Get by key, List of one
 // namespace (2 000 pods), lookup in an index by spec.nodeName (200 pods),
@@ -867,25 +890,34 @@ func benchSlowHandler(b *testing.B, impl benchImpl, pods *bf.PodList, events [2]
 	}
 }
 
-// BenchmarkEndToEnd syncs 10k config maps from a real kube-apiserver and
-// etcd (internal/testenv), with our factory informer beside client-go's
-// generated SharedInformerFactory, both over protobuf. It runs only when
-// INFORMERS_E2E_BENCH is set: the first run builds the control plane
-// binaries (minutes), and creating the objects takes a while.
+// BenchmarkEndToEnd syncs objects from a real kube-apiserver and etcd
+// (internal/testenv): 10k config maps and 10k realistic pods (100k more
+// with INFORMERS_E2E_BENCH=large), with our factory informer beside
+// client-go's generated SharedInformerFactory, all over protobuf. It runs
+// only when INFORMERS_E2E_BENCH is set: the first run builds the control
+// plane binaries (minutes), and creating the objects takes a while.
 //
-//	impl=clientgo        client-go's factory; list and watch
-//	impl=informers       our factory as users get it: watch-list streaming
-//	                     when the server serves it (kube-apiserver 1.37 does)
-//	impl=informers-list  our informer over the same typed client with
-//	                     watch-list off: the same protocol as clientgo
+//	impl=clientgo            client-go's factory; list and watch
+//	impl=clientgo-watchlist  the same with client-go's WatchListClient
+//	                         feature gate on: watch-list streaming
+//	impl=informers           our factory as users get it: watch-list
+//	                         streaming when the server serves it
+//	                         (kube-apiserver 1.37 does)
+//	impl=informers-list      our informer over the same typed client with
+//	                         watch-list off: the same protocol as clientgo
+//
+// ns/op is the time from creating the factory to synced; B/op and
+// allocs/op count every goroutine's allocations meanwhile; retained-B/obj
+// is the heap the synced cache holds per object (after two collections,
+// above the heap before the factory).
 func BenchmarkEndToEnd(b *testing.B) {
-	if os.Getenv("INFORMERS_E2E_BENCH") == "" {
-		b.Skip("set INFORMERS_E2E_BENCH=1 to sync from a real kube-apiserver and etcd")
+	mode := os.Getenv("INFORMERS_E2E_BENCH")
+	if mode == "" {
+		b.Skip("set INFORMERS_E2E_BENCH=1 (or large) to sync from a real kube-apiserver and etcd")
 	}
 	if err := benchCheckClientGoListWatch(); err != nil {
 		b.Fatal(err)
 	}
-	const count = 10_000
 	env := testenv.New(b, testenv.Options{})
 	cfg := env.Config()
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
@@ -896,74 +928,136 @@ func BenchmarkEndToEnd(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := b.Context()
-	const ns = "bench-e2e"
-	if err := benchCreateConfigMaps(ctx, cs, ns, count); err != nil {
-		b.Fatal(err)
+	type resource struct {
+		name   string
+		count  int
+		create func(ns string, count int) error
+		syncs  func(ns string) []benchE2ESync
 	}
+	resources := []resource{
+		{"configmaps", 10_000, func(ns string, n int) error { return benchCreateConfigMaps(ctx, cs, ns, n) },
+			func(ns string) []benchE2ESync {
+				return benchE2ESyncs[*corev1.ConfigMap](cs, ns, corev1.SchemeGroupVersion.WithResource("configmaps"), cs.CoreV1().ConfigMaps(ns))
+			}},
+		{"pods", 10_000, func(ns string, n int) error { return benchCreatePods(ctx, cs, ns, n) },
+			func(ns string) []benchE2ESync {
+				return benchE2ESyncs[*corev1.Pod](cs, ns, corev1.SchemeGroupVersion.WithResource("pods"), cs.CoreV1().Pods(ns))
+			}},
+	}
+	if mode == "large" {
+		resources = append(resources, resource{"pods", 100_000, resources[1].create, resources[1].syncs})
+	}
+	for _, r := range resources {
+		ns := fmt.Sprintf("bench-%s-%d", r.name, r.count)
+		if err := r.create(ns, r.count); err != nil {
+			b.Fatal(err)
+		}
+		for _, s := range r.syncs(ns) {
+			b.Run(fmt.Sprintf("%s=%d/impl=%s", r.name, r.count, s.name), func(b *testing.B) {
+				if err := benchSetClientGoWatchList(s.clientGoWatchList); err != nil {
+					b.Fatal(err)
+				}
+				defer func() {
+					if err := benchSetClientGoWatchList(false); err != nil {
+						b.Fatal(err)
+					}
+				}()
+				var retained float64
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					base := bf.LiveHeap()
+					b.StartTimer()
+					stop, err := s.start(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					retained += float64(bf.LiveHeap()) - float64(base)
+					stop()
+					b.StartTimer()
+				}
+				b.ReportMetric(retained/float64(b.N)/float64(r.count), "retained-B/obj")
+			})
+		}
+	}
+}
 
-	syncs := []struct {
-		name string
-		sync func(context.Context) error
-	}{
-		{"clientgo", func(ctx context.Context) error {
-			f := kinformers.NewSharedInformerFactoryWithOptions(cs, 0, kinformers.WithNamespace(ns))
-			inf := f.Core().V1().ConfigMaps().Informer()
-			stop := make(chan struct{})
-			f.Start(stop)
-			defer func() { close(stop); f.Shutdown() }()
-			return benchPollSynced(ctx, inf.HasSynced)
-		}},
-		{"informers", func(ctx context.Context) error {
+// benchE2ESync is one way to sync a resource in BenchmarkEndToEnd.
+type benchE2ESync struct {
+	name string
+	// clientGoWatchList is the setting of client-go's WatchListClient
+	// gate that the sync needs.
+	clientGoWatchList bool
+	// start creates an informer, starts it and waits until it has synced;
+	// stop stops it and waits for its goroutines.
+	start func(context.Context) (stop func(), err error)
+}
+
+// benchE2ESyncs returns the ways to sync resource gvr of Go type T in
+// namespace ns, client being its typed client.
+func benchE2ESyncs[T informers.Object, L informers.List](cs kubernetes.Interface, ns string, gvr schema.GroupVersionResource, client informers.Client[L]) []benchE2ESync {
+	clientGo := func(ctx context.Context) (func(), error) {
+		f := kinformers.NewSharedInformerFactoryWithOptions(cs, 0, kinformers.WithNamespace(ns))
+		gi, err := f.ForResource(gvr)
+		if err != nil {
+			return nil, err
+		}
+		inf := gi.Informer()
+		stopCh := make(chan struct{})
+		f.Start(stopCh)
+		stop := func() { close(stopCh); f.Shutdown() }
+		if err := benchPollSynced(ctx, inf.HasSynced); err != nil {
+			stop()
+			return nil, err
+		}
+		return stop, nil
+	}
+	return []benchE2ESync{
+		{"clientgo", false, clientGo},
+		{"clientgo-watchlist", true, clientGo},
+		{"informers", false, func(ctx context.Context) (func(), error) {
 			f := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: ns})
-			informers.Informer[*corev1.ConfigMap](f)
+			informers.Informer[T](f)
 			ctx, cancel := context.WithCancel(ctx)
 			f.Start(ctx)
-			defer func() { cancel(); _ = f.Shutdown(context.Background()) }()
-			return f.WaitForSync(ctx)
+			stop := func() { cancel(); _ = f.Shutdown(context.Background()) }
+			if err := f.WaitForSync(ctx); err != nil {
+				stop()
+				return nil, err
+			}
+			return stop, nil
 		}},
-		{"informers-list", func(ctx context.Context) error {
-			lw := informers.FromClient[*corev1.ConfigMap](cs.CoreV1().ConfigMaps(ns))
+		{"informers-list", false, func(ctx context.Context) (func(), error) {
+			lw := informers.FromClient[T](client)
 			lw.DisableWatchList = true
-			inf, err := informers.NewInformer(lw, informers.Options[*corev1.ConfigMap]{})
+			inf, err := informers.NewInformer(lw, informers.Options[T]{})
 			if err != nil {
-				return err
+				return nil, err
 			}
 			ctx, cancel := context.WithCancel(ctx)
 			done := make(chan error, 1)
 			go func() { done <- inf.Run(ctx) }()
-			defer func() { cancel(); <-done }()
-			return inf.WaitForSync(ctx)
-		}},
-	}
-	for _, s := range syncs {
-		b.Run(fmt.Sprintf("configmaps=%d/impl=%s", count, s.name), func(b *testing.B) {
-			for b.Loop() {
-				if err := s.sync(ctx); err != nil {
-					b.Fatal(err)
-				}
+			stop := func() { cancel(); <-done }
+			if err := inf.WaitForSync(ctx); err != nil {
+				stop()
+				return nil, err
 			}
-		})
+			return stop, nil
+		}},
 	}
 }
 
-// benchCreateConfigMaps creates count config maps of about 1 KB in a new
-// namespace ns, 16 at a time.
-func benchCreateConfigMaps(ctx context.Context, cs kubernetes.Interface, ns string, count int) error {
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	value := strings.Repeat("x", 256)
+// benchCreate calls create(i) for every i below count, 16 at a time, and
+// returns the first error.
+func benchCreate(count int, create func(i int) error) error {
 	next := make(chan int)
 	errs := make(chan error, 16)
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
 			for i := range next {
-				cm := &corev1.ConfigMap{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Labels: map[string]string{"app": fmt.Sprintf("app-%d", i%100)}},
-					Data:       map[string]string{"a": value, "b": value, "c": value},
-				}
-				if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				if err := create(i); err != nil {
 					errs <- err
 					return
 				}
@@ -988,6 +1082,53 @@ feed:
 		}
 	}
 	return err
+}
+
+// benchCreateNamespace creates namespace ns.
+func benchCreateNamespace(ctx context.Context, cs kubernetes.Interface, ns string) error {
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	return err
+}
+
+// benchCreateConfigMaps creates count config maps of about 1 KB in a new
+// namespace ns. Their values differ from one config map to the next, as
+// real ones mostly do.
+func benchCreateConfigMaps(ctx context.Context, cs kubernetes.Interface, ns string, count int) error {
+	if err := benchCreateNamespace(ctx, cs, ns); err != nil {
+		return err
+	}
+	return benchCreate(count, func(i int) error {
+		value := func(key string) string { return fmt.Sprintf("%s-%05d-", key, i) + strings.Repeat("x", 248) }
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Labels: map[string]string{"app": fmt.Sprintf("app-%d", i%100)}},
+			Data:       map[string]string{"a": value("a"), "b": value("b"), "c": value("c")},
+		}
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	})
+}
+
+// benchCreatePods creates count realistic pods (benchfixtures.NewPodList,
+// from 100 deployments on 500 nodes) in a new namespace ns, and writes
+// their status through pods/status, as a kubelet does; the server records
+// both in managedFields.
+func benchCreatePods(ctx context.Context, cs kubernetes.Interface, ns string, count int) error {
+	if err := benchCreateNamespace(ctx, cs, ns); err != nil {
+		return err
+	}
+	pods := bf.NewPodList(count, bf.PodOptions{Namespaces: 1, Nodes: 500, Seed: 1})
+	return benchCreate(count, func(i int) error {
+		p := pods.Pod(i)
+		status := p.Status
+		p.Namespace, p.ResourceVersion, p.UID, p.ManagedFields, p.Status = ns, "", "", nil, corev1.PodStatus{}
+		created, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		created.Status = status
+		_, err = cs.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // benchPollSynced polls hasSynced every millisecond, as client-go's own

@@ -2,6 +2,7 @@ package benchfixtures
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 
@@ -42,8 +43,10 @@ func Decode(data []byte) (runtime.Object, error) {
 // codecs on every list, so that decoded objects share no memory with each
 // other or with earlier lists.
 type WirePods struct {
-	pods *PodList
-	enc  Encoding
+	pod func(i int) *corev1.Pod // a new copy of pod i
+	n   int
+	rv  string
+	enc Encoding
 
 	mu    sync.Mutex
 	pages map[int64][][]byte // encoded pages by page size; 0: the whole list
@@ -52,7 +55,22 @@ type WirePods struct {
 // NewWirePods returns pods served in enc, with pages of pageSize encoded
 // ahead (others are encoded on first use).
 func NewWirePods(pods *PodList, enc Encoding, pageSize int64) (*WirePods, error) {
-	w := &WirePods{pods: pods, enc: enc, pages: map[int64][][]byte{}}
+	return newWirePods(pods.Pod, pods.Len(), pods.ResourceVersion(), enc, pageSize)
+}
+
+// NewWireMinimalPods returns count MinimalPods in namespace ns, served as
+// NewWirePods serves realistic ones.
+func NewWireMinimalPods(count int, ns string, rng *rand.Rand, enc Encoding, pageSize int64) (*WirePods, error) {
+	pods := MinimalPods(count, ns, rng)
+	for i := range pods {
+		pods[i].ResourceVersion = strconv.Itoa(1000 + i)
+	}
+	pod := func(i int) *corev1.Pod { return pods[i].DeepCopy() }
+	return newWirePods(pod, count, strconv.Itoa(1000+count), enc, pageSize)
+}
+
+func newWirePods(pod func(int) *corev1.Pod, n int, rv string, enc Encoding, pageSize int64) (*WirePods, error) {
+	w := &WirePods{pod: pod, n: n, rv: rv, enc: enc, pages: map[int64][][]byte{}}
 	if _, err := w.encoded(pageSize); err != nil {
 		return nil, err
 	}
@@ -60,10 +78,7 @@ func NewWirePods(pods *PodList, enc Encoding, pageSize int64) (*WirePods, error)
 }
 
 // Len returns the number of pods.
-func (w *WirePods) Len() int { return w.pods.Len() }
-
-// Pods returns the pods served.
-func (w *WirePods) Pods() *PodList { return w.pods }
+func (w *WirePods) Len() int { return w.n }
 
 // List returns the page opts asks for: at most opts.Limit pods (all if 0)
 // from where opts.Continue points, decoded afresh, with a continue token
@@ -96,7 +111,7 @@ func (w *WirePods) List(opts metav1.ListOptions) (*corev1.PodList, error) {
 // Pod returns pod i, or, if rv is not 0, the version Modified makes with
 // that resource version, encoded and decoded again.
 func (w *WirePods) Pod(i, rv int) (*corev1.Pod, error) {
-	p := w.pods.Pod(i)
+	p := w.pod(i)
 	if rv != 0 {
 		p = Modified(p, rv)
 	}
@@ -123,7 +138,7 @@ func (w *WirePods) encoded(size int64) ([][]byte, error) {
 	if pages, ok := w.pages[key]; ok {
 		return pages, nil
 	}
-	n := int64(w.pods.Len())
+	n := int64(w.n)
 	if size <= 0 || size > n {
 		size = max(n, 1)
 	}
@@ -132,11 +147,11 @@ func (w *WirePods) encoded(size int64) ([][]byte, error) {
 		end := min(start+size, n)
 		list := &corev1.PodList{
 			TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"},
-			ListMeta: metav1.ListMeta{ResourceVersion: w.pods.ResourceVersion()},
+			ListMeta: metav1.ListMeta{ResourceVersion: w.rv},
 			Items:    make([]corev1.Pod, 0, end-start),
 		}
 		for i := start; i < end; i++ {
-			list.Items = append(list.Items, *w.pods.Pod(int(i)))
+			list.Items = append(list.Items, *w.pod(int(i)))
 		}
 		data, err := Encode(list, w.enc)
 		if err != nil {
