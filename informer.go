@@ -14,7 +14,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubetyped/informers/internal/dispatch"
-	"github.com/kubetyped/informers/internal/intern"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/store"
 )
@@ -186,7 +185,7 @@ func newSharedInformer[T Object](opts Options[T], failed error) *SharedInformer[
 		report:    i.report,
 	}
 	if !opts.DisableInterning {
-		i.writer.interner = intern.New[T]()
+		i.writer.interning = newInterning[T]()
 	}
 	i.handlers.Store(&[]*dispatch.Listener[T]{})
 	if failed != nil {

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetyped/informers/internal/dispatch"
-	"github.com/kubetyped/informers/internal/intern"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/store"
 )
@@ -26,8 +25,8 @@ type writer[T Object] struct {
 	synced    *atomic.Bool
 	syncedCh  chan struct{}
 	transform TransformFunc[T]
-	copyOut   func(T) T           // copies a list item out of its list's item array
-	interner  *intern.Interner[T] // nil: objects are cached as they come
+	copyOut   func(T) T     // copies a list item out of its list's item array
+	interning *interning[T] // nil: objects are cached as they come
 	report    func(error)
 
 	gen     uint64 // the current list generation
@@ -65,8 +64,8 @@ func (w *writer[T]) Put(obj T, from reflector.Origin) {
 		// whole: otherwise any one cached item would keep it all.
 		obj = w.copyOut(obj)
 	}
-	if w.interner != nil {
-		w.intern(key, obj)
+	if w.interning != nil {
+		w.interning.intern(w.store, key, obj)
 		key = store.KeyOf(obj) // the same key, in the interned strings
 	}
 	w.store.Lock()
@@ -86,16 +85,6 @@ func (w *writer[T]) Put(obj T, from reflector.Origin) {
 	if err != nil {
 		w.reportIndexErrors(err)
 	}
-}
-
-// intern makes obj share memory with the objects cached: with the
-// version it replaces, if any, at the cost of one comparison of the two.
-func (w *writer[T]) intern(key store.Key, obj T) {
-	if cur, ok := w.store.Get(key); ok {
-		w.interner.InternLike(obj, cur)
-		return
-	}
-	w.interner.Intern(obj)
 }
 
 // Delete removes the object obj's key names, as the watch reported it, and

@@ -104,6 +104,11 @@ func TestInternLeavesUniqueValues(t *testing.T) {
 	require.False(t, labels.keyed["app"].off)
 	require.True(t, labels.keyed["id"].off)
 	require.False(t, nodeAt(in.root, "ObjectMeta", "Namespace").hot.off)
+	// A map that is not shared keeps its keys; its values are interned.
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "last", Labels: map[string]string{"app": "web", "id": "last"}}}
+	want := p.DeepCopy()
+	in.Intern(p)
+	require.Equal(t, want, p)
 }
 
 // nodeAt returns the node of the struct field path names under n.

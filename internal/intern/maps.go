@@ -17,8 +17,10 @@ type mapOps struct {
 	hash func(n *node, p unsafe.Pointer, seed maphash.Seed) uint64
 	// equal reports whether two maps hold equal entries.
 	equal func(n *node, a, b unsafe.Pointer) bool
-	// enter replaces the map with a copy whose keys and values are
-	// interned: a key cannot be changed in place.
+	// enter interns the map's keys and values. A key cannot be changed
+	// in place: a map that may be shared (its place is on) is replaced
+	// with a copy whose keys are interned; another keeps its keys, and
+	// only its values are interned, in place, which allocates nothing.
 	enter func(in *interner, n *node, p unsafe.Pointer)
 }
 
@@ -55,6 +57,14 @@ var stringMapOps = mapOps{
 	},
 	enter: func(in *interner, n *node, p unsafe.Pointer) {
 		m := *(*map[string]string)(p)
+		if n.hot.off {
+			for k, v := range m {
+				if pl := n.valuePlace(k); !pl.off {
+					m[k] = in.str(pl, v)
+				}
+			}
+			return
+		}
 		c := make(map[string]string, len(m))
 		for k, v := range m {
 			if !n.key.hot.off {
@@ -95,6 +105,13 @@ func typedMapOps[K comparable, V any]() mapOps {
 		},
 		enter: func(in *interner, n *node, p unsafe.Pointer) {
 			m := *(*map[K]V)(p)
+			if n.hot.off {
+				for k, v := range m {
+					in.enter(n.elem, unsafe.Pointer(&v))
+					m[k] = v
+				}
+				return
+			}
 			c := make(map[K]V, len(m))
 			for k, v := range m {
 				in.enter(n.key, unsafe.Pointer(&k))
@@ -144,6 +161,17 @@ var reflectMapOps = mapOps{
 	},
 	enter: func(in *interner, n *node, p unsafe.Pointer) {
 		m := reflect.NewAt(n.typ, p).Elem()
+		if n.hot.off {
+			k := reflect.New(n.typ.Key()).Elem()
+			v := reflect.New(n.typ.Elem()).Elem()
+			for it := m.MapRange(); it.Next(); {
+				k.SetIterKey(it)
+				v.SetIterValue(it)
+				in.enter(n.elem, v.Addr().UnsafePointer())
+				m.SetMapIndex(k, v)
+			}
+			return
+		}
 		c := reflect.MakeMapWithSize(n.typ, m.Len())
 		k := reflect.New(n.typ.Key()).Elem()
 		v := reflect.New(n.typ.Elem()).Elem()
