@@ -161,24 +161,18 @@ var reflectMapOps = mapOps{
 	},
 	enter: func(in *interner, n *node, p unsafe.Pointer) {
 		m := reflect.NewAt(n.typ, p).Elem()
-		if n.hot.off {
-			k := reflect.New(n.typ.Key()).Elem()
-			v := reflect.New(n.typ.Elem()).Elem()
-			for it := m.MapRange(); it.Next(); {
-				k.SetIterKey(it)
-				v.SetIterValue(it)
-				in.enter(n.elem, v.Addr().UnsafePointer())
-				m.SetMapIndex(k, v)
-			}
-			return
+		c := m // a map that is not shared keeps its keys
+		if !n.hot.off {
+			c = reflect.MakeMapWithSize(n.typ, m.Len())
 		}
-		c := reflect.MakeMapWithSize(n.typ, m.Len())
 		k := reflect.New(n.typ.Key()).Elem()
 		v := reflect.New(n.typ.Elem()).Elem()
 		for it := m.MapRange(); it.Next(); {
 			k.SetIterKey(it)
 			v.SetIterValue(it)
-			in.enter(n.key, k.Addr().UnsafePointer())
+			if !n.hot.off {
+				in.enter(n.key, k.Addr().UnsafePointer())
+			}
 			in.enter(n.elem, v.Addr().UnsafePointer())
 			c.SetMapIndex(k, v)
 		}
