@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubetyped/informers"
-	bf "github.com/kubetyped/informers/internal/benchfixtures"
 )
 
 func TestInitialListThenWatch(t *testing.T) {
@@ -555,37 +553,4 @@ func TestRemoveHandlerBeforeRun(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Done never closed")
 	}
-}
-
-// A list's pages are not reachable once their objects are cached and
-// interned: every page's item array is collected while the cache holds
-// all the objects.
-func TestListPagesAreNotRetained(t *testing.T) {
-	wire, err := bf.NewWirePods(bf.NewPodList(1000, bf.PodOptions{Namespaces: 4, Nodes: 10, Deployments: 10, ManagedFields: true, Seed: 3}), bf.Protobuf, 100)
-	require.NoError(t, err)
-	var pages, freed atomic.Int64
-	lw := informers.NewListWatch[*corev1.Pod](
-		func(_ context.Context, opts metav1.ListOptions) (*corev1.PodList, error) {
-			opts.Limit = 100
-			list, err := wire.List(opts)
-			if err == nil {
-				pages.Add(1)
-				runtime.AddCleanup(&list.Items[0], func(*atomic.Int64) { freed.Add(1) }, &freed)
-			}
-			return list, err
-		},
-		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
-	)
-	lw.DisableWatchList = true
-	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{})
-	require.NoError(t, err)
-	run(t, inf)
-	waitSynced(t, inf)
-	require.Equal(t, 1000, inf.Lister().Len())
-	require.EqualValues(t, 10, pages.Load())
-	require.Eventually(t, func() bool {
-		runtime.GC()
-		return freed.Load() == pages.Load()
-	}, 10*time.Second, 10*time.Millisecond)
-	runtime.KeepAlive(inf)
 }

@@ -1,0 +1,89 @@
+package informers_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubetyped/informers"
+	bf "github.com/kubetyped/informers/internal/benchfixtures"
+)
+
+// A list's pages are not reachable once their objects are cached and
+// interned: every page's item array is collected while the cache holds
+// all the objects.
+func TestListPagesAreNotRetained(t *testing.T) {
+	wire, err := bf.NewWirePods(bf.NewPodList(1000, bf.PodOptions{Namespaces: 4, Nodes: 10, Deployments: 10, ManagedFields: true, Seed: 3}), bf.Protobuf, 100)
+	require.NoError(t, err)
+	var pages, freed atomic.Int64
+	lw := informers.NewListWatch[*corev1.Pod](
+		func(_ context.Context, opts metav1.ListOptions) (*corev1.PodList, error) {
+			opts.Limit = 100
+			list, err := wire.List(opts)
+			if err == nil {
+				pages.Add(1)
+				runtime.AddCleanup(&list.Items[0], func(*atomic.Int64) { freed.Add(1) }, &freed)
+			}
+			return list, err
+		},
+		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+	)
+	lw.DisableWatchList = true
+	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{})
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+	require.Equal(t, 1000, inf.Lister().Len())
+	require.EqualValues(t, 10, pages.Load())
+	require.Eventually(t, func() bool {
+		runtime.GC()
+		return freed.Load() == pages.Load()
+	}, 10*time.Second, 10*time.Millisecond)
+	runtime.KeepAlive(inf)
+}
+
+// Cached objects share their equal parts unless interning is disabled;
+// a deep copy of one is independent of the others.
+func TestInterning(t *testing.T) {
+	for _, disabled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("disabled=%v", disabled), func(t *testing.T) {
+			wire, err := bf.NewWirePods(bf.NewPodList(200, bf.PodOptions{Namespaces: 1, Nodes: 4, Deployments: 2, Seed: 9}), bf.Protobuf, 0)
+			require.NoError(t, err)
+			lw := informers.NewListWatch[*corev1.Pod](
+				func(_ context.Context, opts metav1.ListOptions) (*corev1.PodList, error) { return wire.List(opts) },
+				func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+			)
+			lw.DisableWatchList = true
+			inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{DisableInterning: disabled})
+			require.NoError(t, err)
+			run(t, inf)
+			waitSynced(t, inf)
+			pods := inf.Lister().List(labels.Everything())
+			require.Len(t, pods, 200)
+			byApp := map[string][]*corev1.Pod{}
+			for _, p := range pods {
+				byApp[p.Labels["app.kubernetes.io/name"]] = append(byApp[p.Labels["app.kubernetes.io/name"]], p)
+			}
+			require.Len(t, byApp, 2)
+			for _, ps := range byApp {
+				a, b := ps[0], ps[1]
+				shared := &a.Spec.Containers[0] == &b.Spec.Containers[0]
+				require.Equal(t, !disabled, shared, "containers of one deployment shared")
+				before := b.DeepCopy()
+				c := a.DeepCopy()
+				c.Spec.Containers[0].Image = "changed"
+				c.Labels["changed"] = "yes"
+				require.Equal(t, before, b)
+			}
+		})
+	}
+}
