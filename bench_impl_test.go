@@ -65,8 +65,8 @@ type benchCacheOptions struct {
 	NodeIndex bool
 	// StripManagedFields drops managedFields before caching.
 	StripManagedFields bool
-	// DisableInterning turns our interning off (ours only).
-	DisableInterning bool
+	// Intern turns our interning on (ours only).
+	Intern bool
 }
 
 // benchNodeIndex is the name of the index by spec.nodeName.
@@ -100,6 +100,11 @@ var (
 	benchClientGoTypedImpl = benchImpl{"clientgo-typed", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewClientGo(s, o, true) }}
 	// benchInformersImpl is ours.
 	benchInformersImpl = benchImpl{"informers", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewInformers(s, o) }}
+	// benchInformersInternImpl is ours, interning (Options.Intern).
+	benchInformersInternImpl = benchImpl{"informers-intern", func(s benchSource, o benchCacheOptions) (benchCache, error) {
+		o.Intern = true
+		return benchNewInformers(s, o)
+	}}
 	// benchFloorImpl is the least work possible; see benchFloorCache.
 	benchFloorImpl = benchImpl{"floor", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewFloorCache(s, o), nil }}
 )
@@ -166,7 +171,7 @@ func benchNewClientGo(s benchSource, o benchCacheOptions, typed bool) (*benchCli
 	if err := benchCheckClientGoListWatch(); err != nil {
 		return nil, err
 	}
-	if o.DisableInterning {
+	if o.Intern {
 		return nil, errors.New("client-go does not intern")
 	}
 	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
@@ -266,7 +271,7 @@ func benchNewInformers(s benchSource, o benchCacheOptions) (*benchInformers, err
 		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return s.Watch(), nil },
 	)
 	lw.DisableWatchList = true
-	opts := informers.Options[*corev1.Pod]{ResyncPeriod: o.Resync, DisableInterning: o.DisableInterning}
+	opts := informers.Options[*corev1.Pod]{ResyncPeriod: o.Resync, Intern: o.Intern}
 	if o.StripManagedFields {
 		opts.Transform = informers.StripManagedFields[*corev1.Pod]()
 	}

@@ -13,6 +13,8 @@
 //	informers        ours, reading through slices (Lister.List, Index.List)
 //	informers-iter   ours, reading through iterators (All, Select)
 //	informers-strip  ours with the StripManagedFields transform
+//	informers-intern ours interning (Options.Intern); with -strip-, both
+//	clientgo-strip   client-go with a transform that strips managedFields
 //	floor            the least work possible: a map and a namespace (and
 //	                 node) index under one mutex, handlers called directly
 //	                 on the watch goroutine (internal/benchfixtures.Floor)
@@ -393,19 +395,20 @@ type benchSyncVariant struct {
 }
 
 // benchSyncVariants are the variants of InitialSync: ours as users get it
-// (interning on) and without interning, client-go, the floor, and, for
-// pods with managedFields, client-go and ours stripping them.
+// and interning, client-go, the floor, and, for pods with managedFields,
+// client-go and ours (interning) stripping them.
 func benchSyncVariants(managedFields bool) []benchSyncVariant {
 	v := []benchSyncVariant{
 		{"clientgo", benchClientGoImpl, benchCacheOptions{}},
 		{"informers", benchInformersImpl, benchCacheOptions{}},
-		{"informers-nointern", benchInformersImpl, benchCacheOptions{DisableInterning: true}},
+		{"informers-intern", benchInformersImpl, benchCacheOptions{Intern: true}},
 		{"floor", benchFloorImpl, benchCacheOptions{}},
 	}
 	if managedFields {
 		v = append(v,
 			benchSyncVariant{"clientgo-strip", benchClientGoImpl, benchCacheOptions{StripManagedFields: true}},
 			benchSyncVariant{"informers-strip", benchInformersImpl, benchCacheOptions{StripManagedFields: true}},
+			benchSyncVariant{"informers-strip-intern", benchInformersImpl, benchCacheOptions{StripManagedFields: true, Intern: true}},
 		)
 	}
 	return v
@@ -493,7 +496,7 @@ func BenchmarkSyncScale(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl, benchFloorImpl} {
+		for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl, benchInformersInternImpl, benchFloorImpl} {
 			v := benchSyncVariant{impl.Name, impl, benchCacheOptions{}}
 			b.Run(fmt.Sprintf("pods=%d/impl=%s", count, impl.Name), func(b *testing.B) {
 				benchInitialSync(b, v, wire.List, count)
@@ -781,7 +784,7 @@ func BenchmarkRetention(b *testing.B) {
 			wire := benchWire(b, count, false, bf.Protobuf)
 			list, event = wire.List, wire.Pod
 		}
-		for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl} {
+		for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl, benchInformersInternImpl} {
 			b.Run(fmt.Sprintf("pods=%d/updated=%d/fixture=%s/impl=%s", count, updated, fixture, impl.Name), func(b *testing.B) {
 				benchRetention(b, impl, list, event, updated)
 			})
@@ -903,6 +906,7 @@ func benchSlowHandler(b *testing.B, impl benchImpl, pods *bf.PodList, events [2]
 //	impl=informers           our factory as users get it: watch-list
 //	                         streaming when the server serves it
 //	                         (kube-apiserver 1.37 does)
+//	impl=informers-intern    the same with FactoryOptions.Intern
 //	impl=informers-list      our informer over the same typed client with
 //	                         watch-list off: the same protocol as clientgo
 //
@@ -1023,11 +1027,9 @@ func benchE2ESyncs[T informers.Object, L informers.List](cs kubernetes.Interface
 		}
 		return stop, nil
 	}
-	return []benchE2ESync{
-		{"clientgo", false, clientGo},
-		{"clientgo-watchlist", true, clientGo},
-		{"informers", false, func(ctx context.Context) (func(), error) {
-			f := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: ns})
+	ours := func(opts informers.FactoryOptions) func(context.Context) (func(), error) {
+		return func(ctx context.Context) (func(), error) {
+			f := informers.NewFactoryWith(cs, opts)
 			informers.Informer[T](f)
 			ctx, cancel := context.WithCancel(ctx)
 			f.Start(ctx)
@@ -1037,7 +1039,13 @@ func benchE2ESyncs[T informers.Object, L informers.List](cs kubernetes.Interface
 				return nil, err
 			}
 			return stop, nil
-		}},
+		}
+	}
+	return []benchE2ESync{
+		{"clientgo", false, clientGo},
+		{"clientgo-watchlist", true, clientGo},
+		{"informers", false, ours(informers.FactoryOptions{Namespace: ns})},
+		{"informers-intern", false, ours(informers.FactoryOptions{Namespace: ns, Intern: true})},
 		{"informers-list", false, func(ctx context.Context) (func(), error) {
 			lw := informers.FromClient[T](client)
 			lw.DisableWatchList = true

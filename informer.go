@@ -184,7 +184,7 @@ func newSharedInformer[T Object](opts Options[T], failed error) *SharedInformer[
 		copyOut:   shallowCopier[T](),
 		report:    i.report,
 	}
-	if !opts.DisableInterning {
+	if opts.Intern {
 		i.writer.interning = newInterning[T]()
 	}
 	i.handlers.Store(&[]*dispatch.Listener[T]{})

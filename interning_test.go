@@ -38,7 +38,7 @@ func TestListPagesAreNotRetained(t *testing.T) {
 		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
 	)
 	lw.DisableWatchList = true
-	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{})
+	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Intern: true})
 	require.NoError(t, err)
 	run(t, inf)
 	waitSynced(t, inf)
@@ -51,11 +51,11 @@ func TestListPagesAreNotRetained(t *testing.T) {
 	runtime.KeepAlive(inf)
 }
 
-// Cached objects share their equal parts unless interning is disabled;
+// Cached objects share their equal parts when the informer interns;
 // a deep copy of one is independent of the others.
 func TestInterning(t *testing.T) {
-	for _, disabled := range []bool{false, true} {
-		t.Run(fmt.Sprintf("disabled=%v", disabled), func(t *testing.T) {
+	for _, intern := range []bool{false, true} {
+		t.Run(fmt.Sprintf("intern=%v", intern), func(t *testing.T) {
 			wire, err := bf.NewWirePods(bf.NewPodList(200, bf.PodOptions{Namespaces: 1, Nodes: 4, Deployments: 2, Seed: 9}), bf.Protobuf, 0)
 			require.NoError(t, err)
 			lw := informers.NewListWatch[*corev1.Pod](
@@ -63,7 +63,7 @@ func TestInterning(t *testing.T) {
 				func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
 			)
 			lw.DisableWatchList = true
-			inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{DisableInterning: disabled})
+			inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Intern: intern})
 			require.NoError(t, err)
 			run(t, inf)
 			waitSynced(t, inf)
@@ -77,7 +77,7 @@ func TestInterning(t *testing.T) {
 			for _, ps := range byApp {
 				a, b := ps[0], ps[1]
 				shared := &a.Spec.Containers[0] == &b.Spec.Containers[0]
-				require.Equal(t, !disabled, shared, "containers of one deployment shared")
+				require.Equal(t, intern, shared, "containers of one deployment shared")
 				before := b.DeepCopy()
 				c := a.DeepCopy()
 				c.Spec.Containers[0].Image = "changed"
