@@ -25,23 +25,15 @@ func TestListPagesAreNotRetained(t *testing.T) {
 	wire, err := bf.NewWirePods(bf.NewPodList(1000, bf.PodOptions{Namespaces: 4, Nodes: 10, Deployments: 10, ManagedFields: true, Seed: 3}), bf.Protobuf, 100)
 	require.NoError(t, err)
 	var pages, freed atomic.Int64
-	lw := informers.NewListWatch[*corev1.Pod](
-		func(_ context.Context, opts metav1.ListOptions) (*corev1.PodList, error) {
-			opts.Limit = 100
-			list, err := wire.List(opts)
-			if err == nil {
-				pages.Add(1)
-				runtime.AddCleanup(&list.Items[0], func(*atomic.Int64) { freed.Add(1) }, &freed)
-			}
-			return list, err
-		},
-		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
-	)
-	lw.DisableWatchList = true
-	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Intern: true})
-	require.NoError(t, err)
-	run(t, inf)
-	waitSynced(t, inf)
+	inf := runListed(t, informers.Options[*corev1.Pod]{Intern: true}, func(opts metav1.ListOptions) (*corev1.PodList, error) {
+		opts.Limit = 100
+		list, err := wire.List(opts)
+		if err == nil {
+			pages.Add(1)
+			runtime.AddCleanup(&list.Items[0], func(*atomic.Int64) { freed.Add(1) }, &freed)
+		}
+		return list, err
+	})
 	require.Equal(t, 1000, inf.Lister().Len())
 	require.EqualValues(t, 10, pages.Load())
 	require.Eventually(t, func() bool {
@@ -58,15 +50,7 @@ func TestInterning(t *testing.T) {
 		t.Run(fmt.Sprintf("intern=%v", intern), func(t *testing.T) {
 			wire, err := bf.NewWirePods(bf.NewPodList(200, bf.PodOptions{Namespaces: 1, Nodes: 4, Deployments: 2, Seed: 9}), bf.Protobuf, 0)
 			require.NoError(t, err)
-			lw := informers.NewListWatch[*corev1.Pod](
-				func(_ context.Context, opts metav1.ListOptions) (*corev1.PodList, error) { return wire.List(opts) },
-				func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
-			)
-			lw.DisableWatchList = true
-			inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Intern: intern})
-			require.NoError(t, err)
-			run(t, inf)
-			waitSynced(t, inf)
+			inf := runListed(t, informers.Options[*corev1.Pod]{Intern: intern}, wire.List)
 			pods := inf.Lister().List(labels.Everything())
 			require.Len(t, pods, 200)
 			byApp := map[string][]*corev1.Pod{}
@@ -86,4 +70,20 @@ func TestInterning(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runListed runs an informer of opts that lists with list and then
+// watches a watch that sends nothing, and waits until it has synced.
+func runListed(t *testing.T, opts informers.Options[*corev1.Pod], list func(metav1.ListOptions) (*corev1.PodList, error)) *informers.SharedInformer[*corev1.Pod] {
+	t.Helper()
+	lw := informers.NewListWatch[*corev1.Pod](
+		func(_ context.Context, o metav1.ListOptions) (*corev1.PodList, error) { return list(o) },
+		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+	)
+	lw.DisableWatchList = true
+	inf, err := informers.NewInformer(lw, opts)
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+	return inf
 }
