@@ -144,6 +144,7 @@ type FactoryOptions struct {
 // withDefaults returns o with its zero tuning fields and resync period
 // taken from the factory's options, and interning if the factory interns.
 func (o Options[T]) withDefaults(f FactoryOptions) Options[T] {
+	o.Intern = o.Intern || f.Intern
 	if o.ResyncPeriod == 0 {
 		o.ResyncPeriod = f.ResyncPeriod
 	}
@@ -159,7 +160,6 @@ func (o Options[T]) withDefaults(f FactoryOptions) Options[T] {
 	if o.PageSize == 0 {
 		o.PageSize = f.PageSize
 	}
-	o.Intern = o.Intern || f.Intern
 	return o
 }
 
