@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/informerstest"
 	bf "github.com/kubetyped/informers/internal/benchfixtures"
 )
 
@@ -86,4 +87,27 @@ func runListed(t *testing.T, opts informers.Options[*corev1.Pod], list func(meta
 	run(t, inf)
 	waitSynced(t, inf)
 	return inf
+}
+
+// FactoryOptions.Intern interns the objects of the factory's informers.
+func TestFactoryIntern(t *testing.T) {
+	for _, intern := range []bool{false, true} {
+		t.Run(fmt.Sprintf("intern=%v", intern), func(t *testing.T) {
+			pods := newPodSource()
+			app := map[string]string{"app": "web"}
+			mustAdd(t, pods, pod("a", "p1", app), pod("a", "p2", app))
+			cluster := informerstest.NewCluster()
+			informerstest.Serve(cluster, corev1.SchemeGroupVersion.WithResource("pods"), pods)
+			f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: cluster, Backoff: fastBackoff, Intern: intern})
+			inf := informers.Informer[*corev1.Pod](f)
+			startFactory(t, f)
+			waitSynced(t, inf)
+			p1, err := inf.Lister().Namespace("a").Get("p1")
+			require.NoError(t, err)
+			p2, err := inf.Lister().Namespace("a").Get("p2")
+			require.NoError(t, err)
+			require.Equal(t, p1.Labels, p2.Labels)
+			require.Equal(t, intern, fmt.Sprintf("%p", p1.Labels) == fmt.Sprintf("%p", p2.Labels), "labels shared")
+		})
+	}
 }
