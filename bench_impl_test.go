@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -22,8 +23,9 @@ import (
 // benchSource is what every implementation under test lists and watches: the
 // same functions, so the same objects, for all of them.
 type benchSource struct {
-	// List returns the list to sync from; it is called for every list.
-	List func() *corev1.PodList
+	// List returns the list (or the page) to sync from; it is called for
+	// every list request.
+	List func(metav1.ListOptions) (*corev1.PodList, error)
 	// Watch returns the watch that follows a list; it is called for every
 	// watch.
 	Watch func() watch.Interface
@@ -61,8 +63,10 @@ type benchCacheOptions struct {
 	Resync time.Duration
 	// NodeIndex adds an index of pods by spec.nodeName called benchNodeIndex.
 	NodeIndex bool
-	// StripManagedFields drops managedFields before caching (ours only).
+	// StripManagedFields drops managedFields before caching.
 	StripManagedFields bool
+	// Intern turns our interning on (ours only).
+	Intern bool
 }
 
 // benchNodeIndex is the name of the index by spec.nodeName.
@@ -96,6 +100,11 @@ var (
 	benchClientGoTypedImpl = benchImpl{"clientgo-typed", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewClientGo(s, o, true) }}
 	// benchInformersImpl is ours.
 	benchInformersImpl = benchImpl{"informers", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewInformers(s, o) }}
+	// benchInformersInternImpl is ours, interning (Options.Intern).
+	benchInformersInternImpl = benchImpl{"informers-intern", func(s benchSource, o benchCacheOptions) (benchCache, error) {
+		o.Intern = true
+		return benchNewInformers(s, o)
+	}}
 	// benchFloorImpl is the least work possible; see benchFloorCache.
 	benchFloorImpl = benchImpl{"floor", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewFloorCache(s, o), nil }}
 )
@@ -121,6 +130,18 @@ var benchWatchListOff = sync.OnceValue(func() error {
 	}
 	return gates.Set(clientfeatures.WatchListClient, false)
 })
+
+// benchSetClientGoWatchList sets client-go's WatchListClient feature gate,
+// which its reflectors read when they are created.
+func benchSetClientGoWatchList(on bool) error {
+	if err := benchWatchListOff(); err != nil {
+		return err
+	}
+	gates := clientfeatures.FeatureGates().(interface {
+		Set(clientfeatures.Feature, bool) error
+	})
+	return gates.Set(clientfeatures.WatchListClient, on)
+}
 
 // benchCheckClientGoListWatch turns client-go's watch-list off
 // (benchWatchListOff) and returns an error unless client-go's informers will
@@ -150,8 +171,8 @@ func benchNewClientGo(s benchSource, o benchCacheOptions, typed bool) (*benchCli
 	if err := benchCheckClientGoListWatch(); err != nil {
 		return nil, err
 	}
-	if o.StripManagedFields {
-		return nil, errors.New("the client-go variants do not strip managedFields")
+	if o.Intern {
+		return nil, errors.New("client-go does not intern")
 	}
 	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 	if o.NodeIndex {
@@ -160,13 +181,24 @@ func benchNewClientGo(s benchSource, o benchCacheOptions, typed bool) (*benchCli
 		}
 	}
 	inf := cache.NewSharedIndexInformerWithOptions(&cache.ListWatch{
-		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-			return s.List(), nil
+		ListWithContextFunc: func(_ context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return s.List(opts)
 		},
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
 			return s.Watch(), nil
 		},
 	}, &corev1.Pod{}, cache.SharedIndexInformerOptions{ResyncPeriod: o.Resync, Indexers: indexers})
+	if o.StripManagedFields {
+		// What controller-runtime's cache.TransformStripManagedFields does.
+		if err := inf.SetTransform(func(obj any) (any, error) {
+			if m, err := apimeta.Accessor(obj); err == nil {
+				m.SetManagedFields(nil)
+			}
+			return obj, nil
+		}); err != nil {
+			return nil, err
+		}
+	}
 	c := &benchClientGo{Informer: inf, stopCh: make(chan struct{})}
 	if typed {
 		c.Typed = cache.NewTypedSharedIndexInformer[*corev1.Pod](inf)
@@ -235,11 +267,11 @@ type benchInformers struct {
 // list streaming off, as for client-go).
 func benchNewInformers(s benchSource, o benchCacheOptions) (*benchInformers, error) {
 	lw := informers.NewListWatch[*corev1.Pod](
-		func(context.Context, metav1.ListOptions) (*corev1.PodList, error) { return s.List(), nil },
+		func(_ context.Context, opts metav1.ListOptions) (*corev1.PodList, error) { return s.List(opts) },
 		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return s.Watch(), nil },
 	)
 	lw.DisableWatchList = true
-	opts := informers.Options[*corev1.Pod]{ResyncPeriod: o.Resync}
+	opts := informers.Options[*corev1.Pod]{ResyncPeriod: o.Resync, Intern: o.Intern}
 	if o.StripManagedFields {
 		opts.Transform = informers.StripManagedFields[*corev1.Pod]()
 	}
@@ -317,13 +349,23 @@ func (f *benchFloorCache) AddHandler(h benchHandler) (func(), error) {
 func (f *benchFloorCache) Start() {
 	go func() {
 		defer close(f.done)
-		list := f.src.List()
-		for i := range list.Items {
-			p := &list.Items[i]
-			f.Put(p)
-			for _, h := range f.handlers {
-				h.add(p)
+		opts := metav1.ListOptions{Limit: benchPageSize}
+		for {
+			list, err := f.src.List(opts)
+			if err != nil {
+				panic(fmt.Sprintf("benchfixtures: floor: %v", err))
 			}
+			for i := range list.Items {
+				p := &list.Items[i]
+				f.Put(p)
+				for _, h := range f.handlers {
+					h.add(p)
+				}
+			}
+			if list.Continue == "" {
+				break
+			}
+			opts.Continue = list.Continue
 		}
 		w := f.src.Watch()
 		f.watcher <- w

@@ -13,6 +13,8 @@
 //	informers        ours, reading through slices (Lister.List, Index.List)
 //	informers-iter   ours, reading through iterators (All, Select)
 //	informers-strip  ours with the StripManagedFields transform
+//	informers-intern ours interning (Options.Intern); with -strip-, both
+//	clientgo-strip   client-go with a transform that strips managedFields
 //	floor            the least work possible: a map and a namespace (and
 //	                 node) index under one mutex, handlers called directly
 //	                 on the watch goroutine (internal/benchfixtures.Floor)
@@ -72,6 +74,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8srand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/watch"
 	kinformers "k8s.io/client-go/informers"
@@ -105,6 +108,40 @@ func benchPods(count int, managedFields bool) *bf.PodList {
 	l := bf.NewPodList(count, o)
 	benchLists[key] = l
 	return l
+}
+
+// benchFresh returns a list function that returns all of l, fresh, for
+// any request: a server that does not page.
+func benchFresh(l *bf.PodList) func(metav1.ListOptions) (*corev1.PodList, error) {
+	return func(metav1.ListOptions) (*corev1.PodList, error) { return l.Fresh(), nil }
+}
+
+// benchPageSize is the page size of every list of the decoded fixtures:
+// client-go's and our reflector ask for 500 at resource version "0", and
+// the floor asks for the same.
+const benchPageSize = 500
+
+var (
+	benchWiresMu sync.Mutex
+	benchWires   = map[string]*bf.WirePods{}
+)
+
+// benchWire returns the realistic pods of benchPods served encoded in enc
+// and decoded afresh by client-go's codecs on every list.
+func benchWire(b *testing.B, count int, managedFields bool, enc bf.Encoding) *bf.WirePods {
+	b.Helper()
+	benchWiresMu.Lock()
+	defer benchWiresMu.Unlock()
+	key := fmt.Sprint(count, managedFields, enc)
+	if w := benchWires[key]; w != nil {
+		return w
+	}
+	w, err := bf.NewWirePods(benchPods(count, managedFields), enc, benchPageSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchWires[key] = w
+	return w
 }
 
 // benchEvents returns two modified versions of every pod of l, events[v][i]
@@ -196,7 +233,7 @@ func benchUpdate(b *testing.B, impl benchImpl, pods *bf.PodList, events [2][]*co
 			Update: func(_, _ *corev1.Pod) { updates[i].Add(1) },
 		}
 	}
-	c := benchStart(b, impl, benchSource{List: pods.Fresh, Watch: staticWatch(w)}, benchCacheOptions{}, hs...)
+	c := benchStart(b, impl, benchSource{List: benchFresh(pods), Watch: staticWatch(w)}, benchCacheOptions{}, hs...)
 	defer c.Stop()
 	caughtUp := func(counters []benchCounter, n int64) func() bool {
 		return func() bool {
@@ -314,7 +351,7 @@ func benchReadWrite(b *testing.B, r benchReader, pods []corev1.Pod, ns string, r
 		default:
 		}
 	}}
-	src := benchSource{List: func() *corev1.PodList { return &corev1.PodList{Items: pods} }, Watch: staticWatch(w)}
+	src := benchSource{List: func(metav1.ListOptions) (*corev1.PodList, error) { return &corev1.PodList{Items: pods}, nil }, Watch: staticWatch(w)}
 	c := benchStart(b, r.impl, src, benchCacheOptions{Resync: time.Minute}, h)
 	defer c.Stop()
 	pod := pods[k8srand.Intn(len(pods))]
@@ -358,38 +395,64 @@ type benchSyncVariant struct {
 	opts benchCacheOptions
 }
 
+// benchSyncVariants are the variants of InitialSync: ours as users get it
+// and interning, client-go, the floor, and, for pods with managedFields,
+// client-go and ours (interning) stripping them.
+func benchSyncVariants(managedFields bool) []benchSyncVariant {
+	v := []benchSyncVariant{
+		{"clientgo", benchClientGoImpl, benchCacheOptions{}},
+		{"informers", benchInformersImpl, benchCacheOptions{}},
+		{"informers-intern", benchInformersImpl, benchCacheOptions{Intern: true}},
+		{"floor", benchFloorImpl, benchCacheOptions{}},
+	}
+	if managedFields {
+		v = append(v,
+			benchSyncVariant{"clientgo-strip", benchClientGoImpl, benchCacheOptions{StripManagedFields: true}},
+			benchSyncVariant{"informers-strip", benchInformersImpl, benchCacheOptions{StripManagedFields: true}},
+			benchSyncVariant{"informers-strip-intern", benchInformersImpl, benchCacheOptions{StripManagedFields: true, Intern: true}},
+		)
+	}
+	return v
+}
+
 // BenchmarkInitialSync measures one full initial sync of realistic pods:
 // from creating the cache until it has synced and a handler has been
 // delivered every object. The list function makes fresh objects every time
 // (its cost is part of every implementation's figure). Besides ns/op it
 // reports peak-MB, retained-MB and retained-B/obj.
+//
+// fixture=decoded serves the pods as an API server does: encoded as
+// protobuf (decoded-json: JSON) in pages of 500, decoded by client-go's
+// codecs on every list, so no two objects share memory. fixture=copied
+// deep-copies one template per deployment, whose strings the pods of a
+// deployment then share, and returns the whole list at once.
 func BenchmarkInitialSync(b *testing.B) {
 	for _, count := range []int{10_000, 100_000} {
 		for _, managedFields := range []bool{false, true} {
-			if managedFields && count > 10_000 {
-				continue // retained-B/obj tells the same at 10k, in a tenth of the time
-			}
-			pods := benchPods(count, managedFields)
-			variants := []benchSyncVariant{
-				{"clientgo", benchClientGoImpl, benchCacheOptions{}},
-				{"informers", benchInformersImpl, benchCacheOptions{}},
-				{"floor", benchFloorImpl, benchCacheOptions{}},
-			}
-			if managedFields {
-				variants = append(variants, benchSyncVariant{"informers-strip", benchInformersImpl, benchCacheOptions{StripManagedFields: true}})
-			}
-			for _, v := range variants {
-				b.Run(fmt.Sprintf("pods=%d/managedFields=%v/impl=%s", count, managedFields, v.name), func(b *testing.B) {
-					benchInitialSync(b, v, pods)
-				})
+			for _, fixture := range []string{"copied", "decoded", "decoded-json"} {
+				if managedFields && fixture == "copied" && count > 10_000 || fixture == "decoded-json" && count > 10_000 {
+					continue // retained-B/obj tells the same at 10k, in a tenth of the time
+				}
+				list := benchFresh(benchPods(count, managedFields))
+				switch fixture {
+				case "decoded":
+					list = benchWire(b, count, managedFields, bf.Protobuf).List
+				case "decoded-json":
+					list = benchWire(b, count, managedFields, bf.JSON).List
+				}
+				for _, v := range benchSyncVariants(managedFields) {
+					b.Run(fmt.Sprintf("pods=%d/managedFields=%v/fixture=%s/impl=%s", count, managedFields, fixture, v.name), func(b *testing.B) {
+						benchInitialSync(b, v, list, count)
+					})
+				}
 			}
 		}
 	}
 }
 
-func benchInitialSync(b *testing.B, v benchSyncVariant, pods *bf.PodList) {
-	src := benchSource{List: pods.Fresh, Watch: idleWatch}
-	n := int64(pods.Len())
+func benchInitialSync(b *testing.B, v benchSyncVariant, list func(metav1.ListOptions) (*corev1.PodList, error), count int) {
+	src := benchSource{List: list, Watch: idleWatch}
+	n := int64(count)
 	// syncOnce builds and syncs a cache, sampling the heap meanwhile.
 	syncOnce := func() (benchCache, uint64) {
 		var adds atomic.Int64
@@ -422,6 +485,28 @@ func benchInitialSync(b *testing.B, v benchSyncVariant, pods *bf.PodList) {
 	b.ReportMetric(retainedSum/iters/float64(n), "retained-B/obj")
 }
 
+// BenchmarkSyncScale measures how an initial sync grows with the number
+// of objects: 10k, 100k and 1M small pods (a name and a namespace, the
+// fixture of ReadWrite), served encoded as protobuf in pages of 500 and
+// decoded afresh on every list. ns/obj and retained-B/obj should not grow
+// with the count.
+func BenchmarkSyncScale(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, count := range []int{10_000, 100_000, 1_000_000} {
+		wire, err := bf.NewWireMinimalPods(count, "default", rng, bf.Protobuf, benchPageSize)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl, benchInformersInternImpl, benchFloorImpl} {
+			v := benchSyncVariant{impl.Name, impl, benchCacheOptions{}}
+			b.Run(fmt.Sprintf("pods=%d/impl=%s", count, impl.Name), func(b *testing.B) {
+				benchInitialSync(b, v, wire.List, count)
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(count), "ns/obj")
+			})
+		}
+	}
+}
+
 // BenchmarkQuery measures reads of a synced cache of 100k realistic pods in
 // 50 namespaces on 500 nodes, with no writes: Get by key, List of one
 // namespace (2 000 pods), lookup in an index by spec.nodeName (200 pods),
@@ -430,7 +515,7 @@ func BenchmarkQuery(b *testing.B) {
 	const count = 100_000
 	pods := benchPods(count, false)
 	opts := benchCacheOptions{NodeIndex: true}
-	src := benchSource{List: pods.Fresh, Watch: idleWatch}
+	src := benchSource{List: benchFresh(pods), Watch: idleWatch}
 	clientGo := benchStart(b, benchClientGoImpl, src, opts).(*benchClientGo)
 	defer clientGo.Stop()
 	ours := benchStart(b, benchInformersImpl, src, opts).(*benchInformers)
@@ -618,14 +703,14 @@ func benchRelist(b *testing.B, impl benchImpl, pods *bf.PodList, changed int) {
 	watchers := make(chan *watch.FakeWatcher, 4)
 	listed := 0
 	src := benchSource{
-		List: func() *corev1.PodList {
+		List: func(metav1.ListOptions) (*corev1.PodList, error) {
 			l := pods.Fresh()
 			listed++
 			for i := range changed {
 				l.Items[i].ResourceVersion = fmt.Sprint(20_000_000 + listed)
 			}
 			lists <- time.Now()
-			return l
+			return l, nil
 		},
 		Watch: func() watch.Interface {
 			w := watch.NewFakeWithChanSize(16, false)
@@ -694,23 +779,37 @@ func benchRelist(b *testing.B, impl benchImpl, pods *bf.PodList, changed int) {
 func BenchmarkRetention(b *testing.B) {
 	const count, updated = 100_000, 50_000
 	pods := benchPods(count, false)
-	for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl} {
-		b.Run(fmt.Sprintf("pods=%d/updated=%d/impl=%s", count, updated, impl.Name), func(b *testing.B) {
-			benchRetention(b, impl, pods, updated)
-		})
+	for _, fixture := range []string{"copied", "decoded"} {
+		list, event := benchFresh(pods), func(i, rv int) (*corev1.Pod, error) { return bf.Modified(pods.Pod(i), rv), nil }
+		if fixture == "decoded" {
+			wire := benchWire(b, count, false, bf.Protobuf)
+			list, event = wire.List, wire.Pod
+		}
+		for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl, benchInformersInternImpl} {
+			b.Run(fmt.Sprintf("pods=%d/updated=%d/fixture=%s/impl=%s", count, updated, fixture, impl.Name), func(b *testing.B) {
+				benchRetention(b, impl, list, event, updated)
+			})
+		}
 	}
 }
 
-func benchRetention(b *testing.B, impl benchImpl, pods *bf.PodList, updated int) {
+// benchRetention syncs from list, then sends event(2i, rv) as an update
+// of pod 2i for i below updated.
+func benchRetention(b *testing.B, impl benchImpl, list func(metav1.ListOptions) (*corev1.PodList, error),
+	event func(i, rv int) (*corev1.Pod, error), updated int) {
 	var retainedSum float64
 	base := bf.LiveHeap()
 	for b.Loop() {
 		w := watch.NewFakeWithChanSize(1024, false)
 		var updates atomic.Int64
-		c := benchStart(b, impl, benchSource{List: pods.Fresh, Watch: staticWatch(w)}, benchCacheOptions{},
+		c := benchStart(b, impl, benchSource{List: list, Watch: staticWatch(w)}, benchCacheOptions{},
 			benchHandler{Update: func(_, _ *corev1.Pod) { updates.Add(1) }})
 		for i := range updated {
-			w.Modify(bf.Modified(pods.Pod(2*i), 30_000_000+i))
+			p, err := event(2*i, 30_000_000+i)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w.Modify(p)
 		}
 		benchWait(b, func() bool { return updates.Load() == int64(updated) })
 		b.StopTimer()
@@ -760,7 +859,7 @@ func benchSlowHandler(b *testing.B, impl benchImpl, pods *bf.PodList, events [2]
 			slowUpdates.Add(1)
 		},
 	}
-	c, err := impl.New(benchSource{List: pods.Fresh, Watch: staticWatch(w)}, benchCacheOptions{})
+	c, err := impl.New(benchSource{List: benchFresh(pods), Watch: staticWatch(w)}, benchCacheOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -795,25 +894,35 @@ func benchSlowHandler(b *testing.B, impl benchImpl, pods *bf.PodList, events [2]
 	}
 }
 
-// BenchmarkEndToEnd syncs 10k config maps from a real kube-apiserver and
-// etcd (internal/testenv), with our factory informer beside client-go's
-// generated SharedInformerFactory, both over protobuf. It runs only when
-// INFORMERS_E2E_BENCH is set: the first run builds the control plane
-// binaries (minutes), and creating the objects takes a while.
+// BenchmarkEndToEnd syncs objects from a real kube-apiserver and etcd
+// (internal/testenv): 10k config maps and 10k realistic pods (100k more
+// with INFORMERS_E2E_BENCH=large), with our factory informer beside
+// client-go's generated SharedInformerFactory, all over protobuf. It runs
+// only when INFORMERS_E2E_BENCH is set: the first run builds the control
+// plane binaries (minutes), and creating the objects takes a while.
 //
-//	impl=clientgo        client-go's factory; list and watch
-//	impl=informers       our factory as users get it: watch-list streaming
-//	                     when the server serves it (kube-apiserver 1.37 does)
-//	impl=informers-list  our informer over the same typed client with
-//	                     watch-list off: the same protocol as clientgo
+//	impl=clientgo            client-go's factory; list and watch
+//	impl=clientgo-watchlist  the same with client-go's WatchListClient
+//	                         feature gate on: watch-list streaming
+//	impl=informers           our factory as users get it: watch-list
+//	                         streaming when the server serves it
+//	                         (kube-apiserver 1.37 does)
+//	impl=informers-intern    the same with FactoryOptions.Intern
+//	impl=informers-list      our informer over the same typed client with
+//	                         watch-list off: the same protocol as clientgo
+//
+// ns/op is the time from creating the factory to synced; B/op and
+// allocs/op count every goroutine's allocations meanwhile; retained-B/obj
+// is the heap the synced cache holds per object (after two collections,
+// above the heap before the factory).
 func BenchmarkEndToEnd(b *testing.B) {
-	if os.Getenv("INFORMERS_E2E_BENCH") == "" {
-		b.Skip("set INFORMERS_E2E_BENCH=1 to sync from a real kube-apiserver and etcd")
+	mode := os.Getenv("INFORMERS_E2E_BENCH")
+	if mode == "" {
+		b.Skip("set INFORMERS_E2E_BENCH=1 (or large) to sync from a real kube-apiserver and etcd")
 	}
 	if err := benchCheckClientGoListWatch(); err != nil {
 		b.Fatal(err)
 	}
-	const count = 10_000
 	env := testenv.New(b, testenv.Options{})
 	cfg := env.Config()
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
@@ -824,74 +933,150 @@ func BenchmarkEndToEnd(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := b.Context()
-	const ns = "bench-e2e"
-	if err := benchCreateConfigMaps(ctx, cs, ns, count); err != nil {
-		b.Fatal(err)
+	type resource struct {
+		name   string
+		count  int
+		create func(ns string, count int) error
+		syncs  func(ns string) []benchE2ESync
 	}
-
-	syncs := []struct {
-		name string
-		sync func(context.Context) error
-	}{
-		{"clientgo", func(ctx context.Context) error {
-			f := kinformers.NewSharedInformerFactoryWithOptions(cs, 0, kinformers.WithNamespace(ns))
-			inf := f.Core().V1().ConfigMaps().Informer()
-			stop := make(chan struct{})
-			f.Start(stop)
-			defer func() { close(stop); f.Shutdown() }()
-			return benchPollSynced(ctx, inf.HasSynced)
-		}},
-		{"informers", func(ctx context.Context) error {
-			f := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: ns})
-			informers.Informer[*corev1.ConfigMap](f)
-			ctx, cancel := context.WithCancel(ctx)
-			f.Start(ctx)
-			defer func() { cancel(); _ = f.Shutdown(context.Background()) }()
-			return f.WaitForSync(ctx)
-		}},
-		{"informers-list", func(ctx context.Context) error {
-			lw := informers.FromClient[*corev1.ConfigMap](cs.CoreV1().ConfigMaps(ns))
-			lw.DisableWatchList = true
-			inf, err := informers.NewInformer(lw, informers.Options[*corev1.ConfigMap]{})
-			if err != nil {
-				return err
+	resources := []resource{
+		{"configmaps", 10_000, func(ns string, n int) error { return benchCreateConfigMaps(ctx, cs, ns, n) },
+			func(ns string) []benchE2ESync {
+				return benchE2ESyncs[*corev1.ConfigMap](cs, ns, corev1.SchemeGroupVersion.WithResource("configmaps"), cs.CoreV1().ConfigMaps(ns))
+			}},
+		{"pods", 10_000, func(ns string, n int) error { return benchCreatePods(ctx, cs, ns, n) },
+			func(ns string) []benchE2ESync {
+				return benchE2ESyncs[*corev1.Pod](cs, ns, corev1.SchemeGroupVersion.WithResource("pods"), cs.CoreV1().Pods(ns))
+			}},
+	}
+	if mode == "large" {
+		resources = append(resources, resource{"pods", 100_000, resources[1].create, resources[1].syncs})
+	}
+	for _, r := range resources {
+		ns := fmt.Sprintf("bench-%s-%d", r.name, r.count)
+		// Created once, on first use: -count runs the parent again, and
+		// -bench may leave the resource out.
+		created := sync.OnceValue(func() error { return r.create(ns, r.count) })
+		b.Run(fmt.Sprintf("%s=%d", r.name, r.count), func(b *testing.B) {
+			if err := created(); err != nil {
+				b.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- inf.Run(ctx) }()
-			defer func() { cancel(); <-done }()
-			return inf.WaitForSync(ctx)
-		}},
-	}
-	for _, s := range syncs {
-		b.Run(fmt.Sprintf("configmaps=%d/impl=%s", count, s.name), func(b *testing.B) {
-			for b.Loop() {
-				if err := s.sync(ctx); err != nil {
-					b.Fatal(err)
-				}
+			for _, s := range r.syncs(ns) {
+				b.Run("impl="+s.name, func(b *testing.B) {
+					benchEndToEnd(b, s, r.count)
+				})
 			}
 		})
 	}
 }
 
-// benchCreateConfigMaps creates count config maps of about 1 KB in a new
-// namespace ns, 16 at a time.
-func benchCreateConfigMaps(ctx context.Context, cs kubernetes.Interface, ns string, count int) error {
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		return err
+// benchEndToEnd measures s, a sync of count objects.
+func benchEndToEnd(b *testing.B, s benchE2ESync, count int) {
+	if err := benchSetClientGoWatchList(s.clientGoWatchList); err != nil {
+		b.Fatal(err)
 	}
-	value := strings.Repeat("x", 256)
+	defer func() {
+		if err := benchSetClientGoWatchList(false); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	var retained float64
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		base := bf.LiveHeap()
+		b.StartTimer()
+		stop, err := s.start(b.Context())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		retained += float64(bf.LiveHeap()) - float64(base)
+		stop()
+		b.StartTimer()
+	}
+	b.ReportMetric(retained/float64(b.N)/float64(count), "retained-B/obj")
+}
+
+// benchE2ESync is one way to sync a resource in BenchmarkEndToEnd.
+type benchE2ESync struct {
+	name string
+	// clientGoWatchList is the setting of client-go's WatchListClient
+	// gate that the sync needs.
+	clientGoWatchList bool
+	// start creates an informer, starts it and waits until it has synced;
+	// stop stops it and waits for its goroutines.
+	start func(context.Context) (stop func(), err error)
+}
+
+// benchE2ESyncs returns the ways to sync resource gvr of Go type T in
+// namespace ns, client being its typed client.
+func benchE2ESyncs[T informers.Object, L informers.List](cs kubernetes.Interface, ns string, gvr schema.GroupVersionResource, client informers.Client[L]) []benchE2ESync {
+	clientGo := func(ctx context.Context) (func(), error) {
+		f := kinformers.NewSharedInformerFactoryWithOptions(cs, 0, kinformers.WithNamespace(ns))
+		gi, err := f.ForResource(gvr)
+		if err != nil {
+			return nil, err
+		}
+		inf := gi.Informer()
+		stopCh := make(chan struct{})
+		f.Start(stopCh)
+		stop := func() { close(stopCh); f.Shutdown() }
+		if err := benchPollSynced(ctx, inf.HasSynced); err != nil {
+			stop()
+			return nil, err
+		}
+		return stop, nil
+	}
+	ours := func(opts informers.FactoryOptions) func(context.Context) (func(), error) {
+		return func(ctx context.Context) (func(), error) {
+			f := informers.NewFactoryWith(cs, opts)
+			informers.Informer[T](f)
+			ctx, cancel := context.WithCancel(ctx)
+			f.Start(ctx)
+			stop := func() { cancel(); _ = f.Shutdown(context.Background()) }
+			if err := f.WaitForSync(ctx); err != nil {
+				stop()
+				return nil, err
+			}
+			return stop, nil
+		}
+	}
+	return []benchE2ESync{
+		{"clientgo", false, clientGo},
+		{"clientgo-watchlist", true, clientGo},
+		{"informers", false, ours(informers.FactoryOptions{Namespace: ns})},
+		{"informers-intern", false, ours(informers.FactoryOptions{Namespace: ns, Intern: true})},
+		{"informers-list", false, func(ctx context.Context) (func(), error) {
+			lw := informers.FromClient[T](client)
+			lw.DisableWatchList = true
+			inf, err := informers.NewInformer(lw, informers.Options[T]{})
+			if err != nil {
+				return nil, err
+			}
+			ctx, cancel := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- inf.Run(ctx) }()
+			stop := func() { cancel(); <-done }
+			if err := inf.WaitForSync(ctx); err != nil {
+				stop()
+				return nil, err
+			}
+			return stop, nil
+		}},
+	}
+}
+
+// benchCreate calls create(i) for every i below count, 16 at a time, and
+// returns the first error.
+func benchCreate(count int, create func(i int) error) error {
 	next := make(chan int)
 	errs := make(chan error, 16)
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
 			for i := range next {
-				cm := &corev1.ConfigMap{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Labels: map[string]string{"app": fmt.Sprintf("app-%d", i%100)}},
-					Data:       map[string]string{"a": value, "b": value, "c": value},
-				}
-				if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				if err := create(i); err != nil {
 					errs <- err
 					return
 				}
@@ -916,6 +1101,53 @@ feed:
 		}
 	}
 	return err
+}
+
+// benchCreateNamespace creates namespace ns.
+func benchCreateNamespace(ctx context.Context, cs kubernetes.Interface, ns string) error {
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	return err
+}
+
+// benchCreateConfigMaps creates count config maps of about 1 KB in a new
+// namespace ns. Their values differ from one config map to the next, as
+// real ones mostly do.
+func benchCreateConfigMaps(ctx context.Context, cs kubernetes.Interface, ns string, count int) error {
+	if err := benchCreateNamespace(ctx, cs, ns); err != nil {
+		return err
+	}
+	return benchCreate(count, func(i int) error {
+		value := func(key string) string { return fmt.Sprintf("%s-%05d-", key, i) + strings.Repeat("x", 248) }
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Labels: map[string]string{"app": fmt.Sprintf("app-%d", i%100)}},
+			Data:       map[string]string{"a": value("a"), "b": value("b"), "c": value("c")},
+		}
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	})
+}
+
+// benchCreatePods creates count realistic pods (benchfixtures.NewPodList,
+// from 100 deployments on 500 nodes) in a new namespace ns, and writes
+// their status through pods/status, as a kubelet does; the server records
+// both in managedFields.
+func benchCreatePods(ctx context.Context, cs kubernetes.Interface, ns string, count int) error {
+	if err := benchCreateNamespace(ctx, cs, ns); err != nil {
+		return err
+	}
+	pods := bf.NewPodList(count, bf.PodOptions{Namespaces: 1, Nodes: 500, Seed: 1})
+	return benchCreate(count, func(i int) error {
+		p := pods.Pod(i)
+		status := p.Status
+		p.Namespace, p.ResourceVersion, p.UID, p.ManagedFields, p.Status = ns, "", "", nil, corev1.PodStatus{}
+		created, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		created.Status = status
+		_, err = cs.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // benchPollSynced polls hasSynced every millisecond, as client-go's own

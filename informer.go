@@ -208,6 +208,9 @@ func newSharedInformer[T Object](opts Options[T], failed error) *SharedInformer[
 		copyOut:   shallowCopier[T](),
 		report:    i.report,
 	}
+	if opts.Intern {
+		i.writer.interning = newInterning[T]()
+	}
 	i.handlers.Store(&[]*dispatch.Listener[T]{})
 	if failed != nil {
 		i.state = stopped

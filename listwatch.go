@@ -22,7 +22,10 @@ type List = reflector.List
 
 // ListWatch lists and watches objects of type T whose list type is L. Build
 // one with FromClient or NewListWatch; its namespace is its functions'.
-// NewInformer adds the selectors of its Options to every request.
+// NewInformer adds the selectors of its Options to every request. The
+// objects its functions return belong to the informer, which changes them
+// in place (interning replaces their parts with equal ones): return new
+// objects, as a client decoding a response does.
 type ListWatch[T Object, L List] struct {
 	// ListFunc lists objects.
 	ListFunc func(ctx context.Context, opts metav1.ListOptions) (L, error)

@@ -26,7 +26,8 @@ type writer[T Object] struct {
 	synced    *atomic.Bool
 	syncedCh  chan struct{}
 	transform TransformFunc[T]
-	copyOut   func(T) T // copies a list item out of its list's item array
+	copyOut   func(T) T     // copies a list item out of its list's item array
+	interning *interning[T] // nil: objects are cached as they come
 	report    func(error)
 
 	// syncedAt is when the cache first synced, in Unix nanoseconds.
@@ -66,6 +67,10 @@ func (w *writer[T]) Put(obj T, from reflector.Origin) {
 		// Out of the page's item array, which can then be freed as a
 		// whole: otherwise any one cached item would keep it all.
 		obj = w.copyOut(obj)
+	}
+	if w.interning != nil {
+		w.interning.intern(w.store, key, obj)
+		key = store.KeyOf(obj) // the same key, in the interned strings
 	}
 	w.store.Lock()
 	old, oldV, existed, err := w.store.PutLocked(key, obj, v, w.gen)

@@ -69,6 +69,7 @@ type podIdentity struct {
 	hostIP     string
 	containers [2]string // container IDs
 	rv         string
+	age        time.Duration // how long after its deployment the pod started
 }
 
 // NewPodList returns count pods shaped by o.
@@ -115,6 +116,7 @@ func NewPodList(count int, o PodOptions) *PodList {
 			podIP:      fmt.Sprintf("100.%d.%d.%d", 64+i/65536%64, i/256%256, i%256),
 			containers: [2]string{"containerd://" + randHex(rng, 64), "containerd://" + randHex(rng, 64)},
 			rv:         strconv.Itoa(1000 + i),
+			age:        time.Duration(rng.IntN(7*24*3600)) * time.Second,
 		}
 	}
 	return l
@@ -187,6 +189,31 @@ func (l *PodList) build(i int, p *corev1.Pod) {
 	p.Status.PodIPs = []corev1.PodIP{{IP: p.Status.PodIP}}
 	for c := range p.Status.ContainerStatuses {
 		p.Status.ContainerStatuses[c].ContainerID = clone(id.containers[c])
+	}
+	shiftTimes(p, id.age)
+}
+
+// shiftTimes moves the times of p, a copy of its template, by d: pods of a
+// deployment are created, started and made ready at different times, which
+// their conditions, statuses and managedFields entries record.
+func shiftTimes(p *corev1.Pod, d time.Duration) {
+	shift := func(t *metav1.Time) { t.Time = t.Add(d) }
+	shift(&p.CreationTimestamp)
+	if p.Status.StartTime != nil {
+		shift(p.Status.StartTime)
+	}
+	for i := range p.Status.Conditions {
+		shift(&p.Status.Conditions[i].LastTransitionTime)
+	}
+	for i := range p.Status.ContainerStatuses {
+		if r := p.Status.ContainerStatuses[i].State.Running; r != nil {
+			shift(&r.StartedAt)
+		}
+	}
+	for i := range p.ManagedFields {
+		if t := p.ManagedFields[i].Time; t != nil {
+			shift(t)
+		}
 	}
 }
 
@@ -342,9 +369,9 @@ func podTemplate(d int, managedFields bool, rng *rand.Rand) corev1.Pod {
 	if managedFields {
 		p.ManagedFields = []metav1.ManagedFieldsEntry{
 			{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
-				Time: &created, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(specFields(app))}},
+				Time: &created, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(specFields(app))},
 			{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
-				Time: &ready, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(statusFields)}, Subresource: "status"},
+				Time: &ready, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(statusFields), Subresource: "status"},
 		}
 	}
 	return p

@@ -544,6 +544,10 @@ func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) 
 			case <-ctx.Done():
 				return false, ctx.Err()
 			case <-quiet:
+				if s.unflushed > 0 {
+					r.sink.Flush()
+					s.unflushed = 0
+				}
 				if r.clock.Since(s.last) > watchListQuiet {
 					return false, errNoInitialEventsEnd
 				}
@@ -552,6 +556,9 @@ func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) 
 			}
 		}
 		if !open {
+			if s.unflushed > 0 {
+				r.sink.Flush()
+			}
 			if s.events == 0 && r.clock.Since(s.start) < shortWatch {
 				return false, errShortWatch
 			}
@@ -563,6 +570,9 @@ func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) 
 		}
 		ended, err := r.apply(s, ev)
 		if err != nil {
+			if s.unflushed > 0 {
+				r.sink.Flush()
+			}
 			return false, err
 		}
 		if ended {
@@ -573,8 +583,12 @@ func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) 
 		}
 		// Flush when the next event is not already waiting, or after a long
 		// run, so handlers are woken once per burst; a long run also checks
-		// ctx, which the fast path above does not.
-		if s.unflushed++; len(ch) == 0 || s.unflushed >= flushEvery {
+		// ctx, which the fast path above does not. A watch-list's initial
+		// events are flushed by runs only: a stream's channel is
+		// unbuffered, so the next event never waits in it, and waking
+		// handlers for each event of a stream of thousands costs a
+		// goroutine switch per object.
+		if s.unflushed++; s.unflushed >= flushEvery || len(ch) == 0 && s.kind != streamInitial {
 			r.sink.Flush()
 			r.publish()
 			if r.cfg.Observer != nil && s.kind != streamInitial {

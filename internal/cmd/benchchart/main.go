@@ -38,6 +38,27 @@ type row struct {
 	HigherIsBetter bool
 }
 
+// memoryRows are the memory scenarios, on objects decoded from the wire,
+// in chart order: the end of every full chart, and a chart of their own
+// with -rows memory.
+var memoryRows = []row{
+	{Label: "InitialSync 100k decoded, Intern: retained per pod", Group: "BenchmarkInitialSync/pods=100000/managedFields=false/fixture=decoded", Unit: "retained-B/obj", Ours: "informers-intern"},
+	{Label: "… with managedFields", Group: "BenchmarkInitialSync/pods=100000/managedFields=true/fixture=decoded", Unit: "retained-B/obj", Ours: "informers-intern"},
+	{Label: "… both stripping managedFields", Group: "BenchmarkInitialSync/pods=100000/managedFields=true/fixture=decoded", Unit: "retained-B/obj", Ours: "informers-strip-intern", Base: "clientgo-strip"},
+	{Label: "InitialSync 100k decoded: time", Group: "BenchmarkInitialSync/pods=100000/managedFields=false/fixture=decoded", Unit: "ns/op"},
+	{Label: "InitialSync 100k decoded, Intern: time", Group: "BenchmarkInitialSync/pods=100000/managedFields=false/fixture=decoded", Unit: "ns/op", Ours: "informers-intern"},
+	{Label: "… Intern ÷ ours without", Group: "BenchmarkInitialSync/pods=100000/managedFields=false/fixture=decoded", Unit: "ns/op", Ours: "informers-intern", Base: "informers"},
+	{Label: "InitialSync 100k decoded, Intern: peak heap", Group: "BenchmarkInitialSync/pods=100000/managedFields=false/fixture=decoded", Unit: "peak-MB", Ours: "informers-intern"},
+	{Label: "Retention 50k of 100k updated, Intern", Group: "BenchmarkRetention/pods=100000/updated=50000/fixture=decoded", Unit: "retained-MB", Ours: "informers-intern"},
+	{Label: "SyncScale 1M small pods: time", Group: "BenchmarkSyncScale/pods=1000000", Unit: "ns/op"},
+	{Label: "SyncScale 1M small pods: retained", Group: "BenchmarkSyncScale/pods=1000000", Unit: "retained-B/obj"},
+	{Label: "EndToEnd 10k pods, Intern: retained", Group: "BenchmarkEndToEnd/pods=10000", Unit: "retained-B/obj", Ours: "informers-intern"},
+	{Label: "EndToEnd 10k pods: time", Group: "BenchmarkEndToEnd/pods=10000", Unit: "ns/op"},
+	{Label: "EndToEnd 10k pods: bytes allocated", Group: "BenchmarkEndToEnd/pods=10000", Unit: "B/op"},
+	{Label: "EndToEnd 10k config maps: time", Group: "BenchmarkEndToEnd/configmaps=10000", Unit: "ns/op"},
+	{Label: "EndToEnd 10k config maps: bytes allocated", Group: "BenchmarkEndToEnd/configmaps=10000", Unit: "B/op"},
+}
+
 // rows are the key scenarios, in chart order.
 var rows = []row{
 	{Label: "Update, 1 handler: time per event", Group: "BenchmarkUpdate/pods=10000/handlers=1", Unit: "ns/op"},
@@ -48,11 +69,9 @@ var rows = []row{
 	{Label: "ReadWrite 10k, 10 readers: reads/s", Group: "BenchmarkReadWrite/pods=10000/readers=10", Unit: "reads/s", HigherIsBetter: true},
 	{Label: "ReadWrite 10k, 10 readers: writes/s (iter)", Group: "BenchmarkReadWrite/pods=10000/readers=10", Unit: "writes/s", Ours: "informers-iter", HigherIsBetter: true},
 	{Label: "ReadWrite 100k, 1 reader: writes/s", Group: "BenchmarkReadWrite/pods=100000/readers=1", Unit: "writes/s", HigherIsBetter: true},
-	{Label: "InitialSync 100k: time", Group: "BenchmarkInitialSync/pods=100000/managedFields=false", Unit: "ns/op"},
-	{Label: "InitialSync 100k: time, ours ÷ floor", Group: "BenchmarkInitialSync/pods=100000/managedFields=false", Unit: "ns/op", Base: "floor"},
-	{Label: "InitialSync 100k: peak heap", Group: "BenchmarkInitialSync/pods=100000/managedFields=false", Unit: "peak-MB"},
-	{Label: "InitialSync 100k: retained heap", Group: "BenchmarkInitialSync/pods=100000/managedFields=false", Unit: "retained-MB"},
-	{Label: "InitialSync 10k managedFields: retained (strip)", Group: "BenchmarkInitialSync/pods=10000/managedFields=true", Unit: "retained-MB", Ours: "informers-strip"},
+	{Label: "InitialSync 100k: time", Group: "BenchmarkInitialSync/pods=100000/managedFields=false/fixture=copied", Unit: "ns/op"},
+	{Label: "InitialSync 100k: time, ours ÷ floor", Group: "BenchmarkInitialSync/pods=100000/managedFields=false/fixture=copied", Unit: "ns/op", Base: "floor"},
+	{Label: "InitialSync 100k: peak heap", Group: "BenchmarkInitialSync/pods=100000/managedFields=false/fixture=copied", Unit: "peak-MB"},
 	{Label: "Query: Get", Group: "BenchmarkQuery/pods=100000/op=get", Unit: "ns/op"},
 	{Label: "Query: List namespace (2 000 pods)", Group: "BenchmarkQuery/pods=100000/op=list-namespace", Unit: "ns/op"},
 	{Label: "Query: node index (200 pods)", Group: "BenchmarkQuery/pods=100000/op=index-node", Unit: "ns/op"},
@@ -60,7 +79,6 @@ var rows = []row{
 	{Label: "Relist 100k unchanged: time", Group: "BenchmarkRelist/pods=100000/changed=0", Unit: "ns/op"},
 	{Label: "Relist 100k unchanged: notifications", Group: "BenchmarkRelist/pods=100000/changed=0", Unit: "notifications/op"},
 	{Label: "Relist 100k unchanged: peak heap", Group: "BenchmarkRelist/pods=100000/changed=0", Unit: "peak-MB"},
-	{Label: "Retention: 50k of 100k updated, retained heap", Group: "BenchmarkRetention/pods=100000/updated=50000", Unit: "retained-MB"},
 	{Label: "SlowHandler: fast handler p99 latency", Group: "BenchmarkSlowHandler/pods=1000/slow=1ms", Unit: "p99-ns"},
 	{Label: "SlowHandler: backlog bytes per event", Group: "BenchmarkSlowHandler/pods=1000/slow=1ms", Unit: "backlog-B/event"},
 }
@@ -68,7 +86,12 @@ var rows = []row{
 func main() {
 	in := flag.String("in", "bench.txt", "go test -bench output to read")
 	out := flag.String("out", "benchmarks.svg", "SVG file to write")
+	set := flag.String("rows", "all", "the bars to draw: all, or memory")
 	flag.Parse()
+	chart := append(slices.Clone(rows), memoryRows...)
+	if *set == "memory" {
+		chart = memoryRows
+	}
 	f, err := os.Open(*in)
 	if err != nil {
 		log.Fatal(err)
@@ -78,7 +101,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	bars := compute(results, rows)
+	bars := compute(results, chart)
 	if len(bars) == 0 {
 		log.Fatalf("benchchart: none of the key benchmarks are in %s", *in)
 	}
