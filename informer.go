@@ -376,7 +376,7 @@ func (i *SharedInformer[T]) Name() string { return i.opts.Name }
 
 // Stats returns a snapshot of the informer's state.
 func (i *SharedInformer[T]) Stats() InformerStats {
-	st := InformerStats{Objects: i.store.Len(), Synced: i.HasSynced()}
+	st := InformerStats{Objects: i.store.Len(), Synced: i.HasSynced(), Shard: i.shard.status()}
 	started := i.started.Load()
 	if started == nil {
 		return st

@@ -105,6 +105,10 @@ type InformerStats struct {
 	// applied: time.Since(LastEvent) is how stale the cache may be. It is
 	// kept only for informers with Metrics; zero before.
 	LastEvent time.Time
+	// Shard is the shard of a sharded informer (Options.Shard), with
+	// whether the server or the client filters it; its Filter is
+	// ShardFilterNone for an informer that is not sharded.
+	Shard ShardStatus
 }
 
 // informerObserver passes what a reflector does on to InformerMetrics.

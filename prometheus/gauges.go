@@ -5,6 +5,8 @@ import (
 	"time"
 
 	prom "github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kubetyped/informers"
 )
 
 // gauges collects the gauges of the recorded informers and handlers,
@@ -25,7 +27,9 @@ var (
 	lastEventDesc   = gaugeDesc("informer_last_event_age_seconds")
 	queuedDesc      = gaugeDesc("informer_queued_items")
 	backlogDesc     = gaugeDesc("informer_handler_backlog", "handler")
-	allGaugeDescs   = []*prom.Desc{objectsDesc, syncedDesc, watchListDesc, rvDesc, initialDesc, progressDesc, lastEventDesc, queuedDesc, backlogDesc}
+	shardDesc       = gaugeDesc("informer_shard_filter", "filter")
+	droppedDesc     = gaugeDesc("informer_shard_objects_dropped_total")
+	allGaugeDescs   = []*prom.Desc{objectsDesc, syncedDesc, watchListDesc, rvDesc, initialDesc, progressDesc, lastEventDesc, queuedDesc, backlogDesc, shardDesc, droppedDesc}
 	rvDigitsDivisor = 1e15
 )
 
@@ -56,6 +60,10 @@ func (g gauges) Collect(ch chan<- prom.Metric) {
 		}
 		if !st.LastEvent.IsZero() {
 			gauge(lastEventDesc, time.Since(st.LastEvent).Seconds())
+		}
+		if st.Shard.Filter != informers.ShardFilterNone {
+			ch <- prom.MustNewConstMetric(shardDesc, prom.GaugeValue, 1, append(r.labels[:4:4], st.Shard.Filter.String())...)
+			ch <- prom.MustNewConstMetric(droppedDesc, prom.CounterValue, float64(st.Shard.Dropped), r.labels...)
 		}
 		queued := 0
 		for _, h := range r.handlers {

@@ -32,6 +32,8 @@ var Names = map[string]string{
 	"informer_handler_events_total":          "Events handlers returned from, by handler and event type.",
 	"informer_handler_panics_total":          "Events handlers panicked on, by handler and event type.",
 	"informer_handler_backlog":               "Events waiting for a handler, including the one being delivered.",
+	"informer_shard_filter":                  "1 for where a sharded informer's shard is filtered: by the server (its ShardedListAndWatch gate is on), by the client, or unknown yet.",
+	"informer_shard_objects_dropped_total":   "Objects a sharded informer received from outside its shard and dropped: the server did not filter them.",
 }
 
 // Metrics implements informers.Metrics on a Prometheus registry. Its gauges

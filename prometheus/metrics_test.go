@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubetyped/informers"
@@ -160,4 +161,37 @@ func TestMetricsNamesTwoInformersApart(t *testing.T) {
 		}
 	}
 	assert.ElementsMatch(t, []string{"same", "same #2"}, got)
+}
+
+// TestShardFilterGauge reports where a sharded informer's shard is
+// filtered, and what the client dropped, with a source that ignores shard
+// selectors as a server without the gate does.
+func TestShardFilterGauge(t *testing.T) {
+	src := informerstest.NewSource[*corev1.Pod, *corev1.PodList](corev1.Resource("pods"))
+	src.IgnoreShardSelectors(true)
+	for _, name := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		p := pod(name, nil)
+		p.UID = types.UID("uid-" + name)
+		_, err := src.Add(p)
+		require.NoError(t, err)
+	}
+	reg := prom.NewRegistry()
+	m, err := informersprom.New(reg)
+	require.NoError(t, err)
+	shard := informers.ShardOf(informers.ShardByUID, 0, 2)
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Metrics: m, Shard: &shard})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- inf.Run(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-done) }()
+	require.NoError(t, inf.WaitForSync(ctx))
+	url := serve(t, reg, informers.ReadyCheck(inf))
+	eventually(t, func() bool {
+		f := scrape(t, url)
+		client, _ := value(f, "informer_shard_filter", map[string]string{"filter": "client"})
+		dropped, _ := value(f, "informer_shard_objects_dropped_total", nil)
+		objects, _ := value(f, "informer_objects", nil)
+		return client == 1 && dropped > 0 && dropped+objects == 8
+	}, "shard filter not reported as client with the drops")
 }
