@@ -41,11 +41,11 @@ type SharedInformer[T Object] struct {
 	// metrics is set by Run when Options.Metrics is.
 	metrics  InformerMetrics
 	observer reflector.Observer // what passes reflectors' news to metrics
-	runStart atomic.Int64 // when Run began, in Unix nanoseconds
+	runStart atomic.Int64       // when Run began, in Unix nanoseconds
 	// started is refl, for Stats, which takes no lock that a Metrics
 	// implementation could be waiting for.
 	started atomic.Pointer[runner]
-	shard    *shardState // nil if not sharded
+	shard   *shardState // nil if not sharded
 
 	// handlers is replaced, never changed in place, with mu held. The
 	// writer reads it with the store's write lock held; AddHandler
