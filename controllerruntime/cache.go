@@ -462,6 +462,13 @@ func (c *Cache) informerFor(ctx context.Context, gvk schema.GroupVersionKind, sh
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if err := ctx.Err(); err != nil {
+		// A caller that has given up gets no new informer, rather than one
+		// that may or may not have synced by the time this looks.
+		if _, _, notCached := c.typeFor(gvk, sh, false); notCached != nil {
+			return nil, apierrors.NewTimeoutError(fmt.Sprintf("%v informer not created: %v", gvk, err), 0)
+		}
+	}
 	tc, started, err := c.typeFor(gvk, sh, true)
 	if err != nil {
 		return nil, err
