@@ -256,18 +256,23 @@ func (f *Factory) startLocked(e *factoryEntry) {
 // *NotSyncedError per informer not synced, each with its last list or
 // watch error, and the error of every request Informer could not serve.
 func (f *Factory) WaitForSync(ctx context.Context) error {
-	f.mu.Lock()
-	infs := make([]Syncer, 0, len(f.entries))
-	for _, e := range f.entries {
-		infs = append(infs, e.inf)
-	}
-	started := f.ctx != nil
-	errs := slices.Clone(f.failed)
-	f.mu.Unlock()
+	infs, started, errs := f.snapshot()
 	if !started && len(infs) > 0 {
 		return ErrNotStarted
 	}
 	return errors.Join(append(errs, WaitForSync(ctx, infs...))...)
+}
+
+// snapshot returns the factory's informers, whether it was started, and
+// the errors of the requests Informer could not serve.
+func (f *Factory) snapshot() (infs []Syncer, started bool, failed []error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	infs = make([]Syncer, 0, len(f.entries))
+	for _, e := range f.entries {
+		infs = append(infs, e.inf)
+	}
+	return infs, f.ctx != nil, slices.Clone(f.failed)
 }
 
 // Release stops the informer inf, which this factory created, and frees its

@@ -29,14 +29,7 @@ func (f *Factory) ReadyCheck(syncers ...Syncer) func(*http.Request) error {
 		return ReadyCheck(syncers...)
 	}
 	return func(*http.Request) error {
-		f.mu.Lock()
-		all := make([]Syncer, 0, len(f.entries))
-		for _, e := range f.entries {
-			all = append(all, e.inf)
-		}
-		started := f.ctx != nil
-		errs := slices.Clone(f.failed)
-		f.mu.Unlock()
+		all, started, errs := f.snapshot()
 		if !started {
 			return ErrNotStarted
 		}

@@ -156,10 +156,7 @@ func (r *informerRecorder) Stopped() {
 		delete(r.m.informers, r.inf)
 		delete(r.m.names, r.labels[0])
 	}
-	match := prom.Labels{"name": r.labels[0], "group": r.labels[1], "version": r.labels[2], "resource": r.labels[3]}
-	for _, v := range []interface{ DeletePartialMatch(prom.Labels) int }{r.m.requests, r.m.requestErrors, r.m.relists, r.m.syncs, r.m.events, r.m.panics, r.m.latency} {
-		v.DeletePartialMatch(match)
-	}
+	deleteSeries(r.labels, r.m.requests, r.m.requestErrors, r.m.relists, r.m.syncs, r.m.events, r.m.panics, r.m.latency)
 }
 
 // handlerRecorder records one handler; Delivered is its hot path.
@@ -192,8 +189,24 @@ func (h *handlerRecorder) Removed() {
 	if h.ir.handlers[h.labels[4]] == h {
 		delete(h.ir.handlers, h.labels[4])
 	}
-	match := prom.Labels{"name": h.labels[0], "group": h.labels[1], "version": h.labels[2], "resource": h.labels[3], "handler": h.labels[4]}
-	for _, v := range []interface{ DeletePartialMatch(prom.Labels) int }{h.m.events, h.m.panics, h.m.latency} {
+	deleteSeries(h.labels, h.m.events, h.m.panics, h.m.latency)
+}
+
+// seriesVec is a metric vector whose series can be deleted by labels.
+type seriesVec interface{ DeletePartialMatch(prom.Labels) int }
+
+// deleteSeries deletes from each vector the series whose first labels,
+// informerLabels and then "handler", have the values given.
+func deleteSeries(values []string, vecs ...seriesVec) {
+	match := prom.Labels{}
+	for n, v := range values {
+		name := "handler"
+		if n < len(informerLabels) {
+			name = informerLabels[n]
+		}
+		match[name] = v
+	}
+	for _, v := range vecs {
 		v.DeletePartialMatch(match)
 	}
 }
