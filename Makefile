@@ -8,7 +8,7 @@ GO ?= go
 .PHONY: demo test lint controlplane
 
 demo:
-	cd examples/quickstart && $(GO) run . -duration=30s -metrics-addr=127.0.0.1:8080
+	cd examples/quickstart && $(GO) run . -duration=30s -metrics-addr=127.0.0.1:0
 
 # MODULES are the Go modules that `make test` vets and tests: the library
 # and every adapter module beside it (each has its own go.mod). The tools
