@@ -67,6 +67,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -963,15 +964,18 @@ func BenchmarkEndToEnd(b *testing.B) {
 			}
 			for _, s := range r.syncs(ns) {
 				b.Run("impl="+s.name, func(b *testing.B) {
-					benchEndToEnd(b, s, r.count)
+					benchEndToEnd(b, env, s, r.count)
 				})
 			}
 		})
 	}
 }
 
-// benchEndToEnd measures s, a sync of count objects.
-func benchEndToEnd(b *testing.B, s benchE2ESync, count int) {
+// benchEndToEnd measures s, a sync of count objects from env. Beside the
+// time, it reports the CPU time the client process (client-ms/op) and the
+// server's processes (server-ms/op) spent, since both run on the same
+// cores.
+func benchEndToEnd(b *testing.B, env *testenv.Env, s benchE2ESync, count int) {
 	if err := benchSetClientGoWatchList(s.clientGoWatchList); err != nil {
 		b.Fatal(err)
 	}
@@ -981,21 +985,41 @@ func benchEndToEnd(b *testing.B, s benchE2ESync, count int) {
 		}
 	}()
 	var retained float64
+	var client, server time.Duration
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
 		base := bf.LiveHeap()
+		clientBefore, serverBefore := benchCPU(b, env)
 		b.StartTimer()
 		stop, err := s.start(b.Context())
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
+		clientAfter, serverAfter := benchCPU(b, env)
+		client += clientAfter - clientBefore
+		server += serverAfter - serverBefore
 		retained += float64(bf.LiveHeap()) - float64(base)
 		stop()
 		b.StartTimer()
 	}
 	b.ReportMetric(retained/float64(b.N)/float64(count), "retained-B/obj")
+	b.ReportMetric(float64(client.Milliseconds())/float64(b.N), "client-ms/op")
+	b.ReportMetric(float64(server.Milliseconds())/float64(b.N), "server-ms/op")
+}
+
+// benchCPU returns the CPU time this process and env's server have used.
+func benchCPU(b *testing.B, env *testenv.Env) (client, server time.Duration) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	server, err := env.ServerCPU()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), server
 }
 
 // benchE2ESync is one way to sync a resource in BenchmarkEndToEnd.

@@ -141,6 +141,7 @@ func typedListWatch[T Object](a *apiAccess, t target, ns string) (*ListWatch[T, 
 		return nil, errors.New("the factory has no client to reach the server")
 	}
 	protobuf := scheme.Scheme.Recognizes(t.gvk)
+	newT, decodesItself := protobufDecoding[T]()
 	request := func(ctx context.Context, opts metav1.ListOptions) (*rest.Request, error) {
 		res, err := a.resource(ctx, t.gvr, t.gvk.Kind)
 		if err != nil {
@@ -175,7 +176,12 @@ func typedListWatch[T Object](a *apiAccess, t target, ns string) (*ListWatch[T, 
 		if err != nil {
 			return nil, err
 		}
-		w, err := req.Watch(ctx)
+		var w watch.Interface
+		if protobuf && decodesItself {
+			w, err = watchProtobuf(ctx, req, t.gvk.Kind, newT)
+		} else {
+			w, err = req.Watch(ctx)
+		}
 		a.forgetOnNotFound(t.gvr.GroupVersion(), err)
 		return w, err
 	}

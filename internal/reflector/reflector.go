@@ -584,10 +584,10 @@ func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) 
 		// Flush when the next event is not already waiting, or after a long
 		// run, so handlers are woken once per burst; a long run also checks
 		// ctx, which the fast path above does not. A watch-list's initial
-		// events are flushed by runs only: a stream's channel is
-		// unbuffered, so the next event never waits in it, and waking
-		// handlers for each event of a stream of thousands costs a
-		// goroutine switch per object.
+		// events are flushed by runs only: the channel of a stream is
+		// short or unbuffered (client-go's), so it is often empty between
+		// events, and waking handlers for each event of a stream of
+		// thousands costs a goroutine switch per object.
 		if s.unflushed++; s.unflushed >= flushEvery || len(ch) == 0 && s.kind != streamInitial {
 			r.sink.Flush()
 			r.publish()

@@ -3,6 +3,7 @@ package testenv_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,29 @@ func TestCreateAndListPod(t *testing.T) {
 	require.NoError(t, err, "listing pods")
 	require.Len(t, pods.Items, 1)
 	assert.Equal(t, "web-0", pods.Items[0].Name)
+}
+
+// ServerCPU counts the CPU the server spends on requests.
+func TestServerCPU(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("ServerCPU reads /proc")
+	}
+	env := testenv.Shared(t)
+	cs := clientset(t, env)
+	before, err := env.ServerCPU()
+	require.NoError(t, err)
+	assert.Positive(t, before, "starting the server took CPU")
+	// Each request costs the server well under a tick (10 ms); poll until
+	// enough of them added one.
+	require.Eventually(t, func() bool {
+		for range 50 {
+			_, err := cs.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
+			require.NoError(t, err)
+		}
+		after, err := env.ServerCPU()
+		require.NoError(t, err)
+		return after > before
+	}, deadline, time.Millisecond, "the server's CPU time grows with requests")
 }
 
 func TestRestrictedUser(t *testing.T) {

@@ -118,6 +118,20 @@ func (p *process) exited() (bool, error) {
 	}
 }
 
+// cpu returns the CPU time the child has used.
+func (p *process) cpu() (time.Duration, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reaped {
+		return 0, fmt.Errorf("%s exited", p.name)
+	}
+	d, err := processCPU(p.cmd.Process.Pid)
+	if err != nil {
+		return 0, fmt.Errorf("CPU time of %s: %w", p.name, err)
+	}
+	return d, nil
+}
+
 // exitError describes the child's exit.
 func (p *process) exitError() error {
 	if p.err == nil {

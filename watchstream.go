@@ -1,0 +1,358 @@
+package informers
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"sync"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+)
+
+// A watch stream in protobuf is a sequence of frames, each a 4-byte
+// big-endian length and a metav1.WatchEvent: its type (field 1) and its
+// object (field 2), a runtime.RawExtension whose raw bytes (field 1) are
+// the object in the protobuf envelope: the magic prefix, then a
+// runtime.Unknown with the object's TypeMeta (field 1: apiVersion 1, kind
+// 2) and the object's own encoding (field 2).
+//
+// client-go's StreamWatcher copies the object's bytes out of the frame
+// twice (into the RawExtension, then into the Unknown) before decoding
+// them, and hands every event over an unbuffered channel. protobufWatch
+// decodes each object straight from the frame, which it reuses, and keeps
+// a short queue of decoded events so that decoding and the informer's
+// writes overlap.
+
+// protobufMagic starts every object in the protobuf envelope.
+var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
+
+const (
+	// maxWatchFrame bounds one event, as client-go's stream decoder does.
+	maxWatchFrame = 16 << 20
+	// watchQueue is how many decoded events may wait for the informer.
+	watchQueue = 64
+)
+
+// unmarshaler is implemented by the generated protobuf types of the API.
+type unmarshaler interface {
+	Unmarshal([]byte) error
+}
+
+// protobufDecoding reports whether objects of type T decode from protobuf
+// on their own, and returns a function making a new empty T.
+func protobufDecoding[T Object]() (func() T, bool) {
+	t := reflect.TypeFor[T]()
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	elem := t.Elem()
+	newT := func() T { return reflect.New(elem).Interface().(T) }
+	_, ok := any(newT()).(unmarshaler)
+	return newT, ok
+}
+
+// protobufWatch is a watch whose protobuf stream is decoded into objects of
+// type T, of kind kind.
+type protobufWatch[T Object] struct {
+	body   io.ReadCloser
+	again  func() (watch.Interface, error) // the request through client-go
+	kind   string
+	newT   func() T
+	result chan watch.Event
+	done   chan struct{}
+	stop   sync.Once
+	log    klog.Logger
+}
+
+// watchProtobuf sends req, a watch request preferring protobuf, and decodes
+// its stream into objects of type T, of kind kind. Like client-go's watches,
+// it is not rate limited. A server answering in JSON, as it does when the
+// client's configuration asks for JSON, is watched again through
+// client-go's decoder.
+func watchProtobuf[T Object](ctx context.Context, req *rest.Request, kind string, newT func() T) (watch.Interface, error) {
+	req = req.Throttle(nil)
+	body, err := req.Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := &protobufWatch[T]{
+		body:   body,
+		again:  func() (watch.Interface, error) { return req.Watch(ctx) },
+		kind:   kind,
+		newT:   newT,
+		result: make(chan watch.Event, watchQueue),
+		done:   make(chan struct{}),
+		log:    klog.FromContext(ctx),
+	}
+	go w.receive()
+	return w, nil
+}
+
+// ResultChan returns the decoded events; it is closed when the stream ends.
+func (w *protobufWatch[T]) ResultChan() <-chan watch.Event { return w.result }
+
+// Stop ends the stream. The result channel closes soon after.
+func (w *protobufWatch[T]) Stop() {
+	w.stop.Do(func() {
+		close(w.done)
+		w.body.Close()
+	})
+}
+
+func (w *protobufWatch[T]) stopped() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// receive decodes events until the stream ends or is stopped. A stream
+// that breaks off ends the watch; one that does not decode ends it with an
+// Error event, as client-go's does, so that the informer watches again.
+func (w *protobufWatch[T]) receive() {
+	defer close(w.result)
+	defer w.Stop()
+	r := bufio.NewReaderSize(w.body, 64<<10)
+	if first, err := r.Peek(1); err == nil && first[0] == '{' {
+		w.forwardJSON()
+		return
+	}
+	var frame []byte
+	for {
+		var err error
+		frame, err = readFrame(r, frame)
+		if err != nil {
+			if w.stopped() {
+				return
+			}
+			switch {
+			case errors.Is(err, io.EOF):
+			case errors.Is(err, io.ErrUnexpectedEOF), utilnet.IsProbableEOF(err), utilnet.IsTimeout(err), errors.Is(err, context.Canceled):
+				w.log.V(5).Info("Watch stream ended", "err", err)
+			default:
+				w.fail(err)
+			}
+			return
+		}
+		ev, err := w.decode(frame)
+		if err != nil {
+			w.fail(err)
+			return
+		}
+		select {
+		case w.result <- ev:
+		case <-w.done:
+			return
+		}
+	}
+}
+
+// fail sends err as an Error event with client-go's reason for a stream
+// that does not decode.
+func (w *protobufWatch[T]) fail(err error) {
+	reporter := apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")
+	select {
+	case w.result <- watch.Event{Type: watch.Error, Object: reporter.AsObject(fmt.Errorf("unable to decode an event from the watch stream: %w", err))}:
+	case <-w.done:
+	}
+}
+
+// forwardJSON closes the stream, which is in JSON, watches again through
+// client-go's decoder, and forwards its events. Nothing of the first stream
+// was used, so the second one resumes from the same point.
+func (w *protobufWatch[T]) forwardJSON() {
+	w.body.Close()
+	inner, err := w.again()
+	if err != nil {
+		var status apierrors.APIStatus
+		if !errors.As(err, &status) {
+			w.fail(err)
+			return
+		}
+		s := status.Status()
+		select {
+		case w.result <- watch.Event{Type: watch.Error, Object: &s}:
+		case <-w.done:
+		}
+		return
+	}
+	defer inner.Stop()
+	for {
+		select {
+		case ev, open := <-inner.ResultChan():
+			if !open {
+				return
+			}
+			select {
+			case w.result <- ev:
+			case <-w.done:
+				return
+			}
+		case <-w.done:
+			return
+		}
+	}
+}
+
+// readFrame reads the next frame of r into buf, growing it if needed.
+func readFrame(r *bufio.Reader, buf []byte) ([]byte, error) {
+	var size [4]byte
+	if _, err := io.ReadFull(r, size[:]); err != nil {
+		return buf, err
+	}
+	n := binary.BigEndian.Uint32(size[:])
+	if n > maxWatchFrame {
+		return buf, fmt.Errorf("watch event of %d bytes is larger than %d", n, maxWatchFrame)
+	}
+	if cap(buf) < int(n) {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return buf, err
+	}
+	return buf, nil
+}
+
+// decode decodes one frame. The object shares no memory with the frame:
+// the generated Unmarshal methods copy every string and byte slice.
+func (w *protobufWatch[T]) decode(frame []byte) (watch.Event, error) {
+	typ, raw, err := watchEventFields(frame)
+	if err != nil {
+		return watch.Event{}, err
+	}
+	evType, err := eventType(typ)
+	if err != nil {
+		return watch.Event{}, err
+	}
+	if !bytes.HasPrefix(raw, protobufMagic) {
+		return watch.Event{}, errors.New("watch event object is not in the protobuf envelope")
+	}
+	kind, data, err := unknownFields(raw[len(protobufMagic):])
+	if err != nil {
+		return watch.Event{}, err
+	}
+	switch string(kind) {
+	case w.kind:
+		obj := w.newT()
+		if err := any(obj).(unmarshaler).Unmarshal(data); err != nil {
+			return watch.Event{}, fmt.Errorf("decoding %s: %w", w.kind, err)
+		}
+		return watch.Event{Type: evType, Object: obj}, nil
+	case "Status":
+		status := &metav1.Status{}
+		if err := status.Unmarshal(data); err != nil {
+			return watch.Event{}, fmt.Errorf("decoding Status: %w", err)
+		}
+		return watch.Event{Type: evType, Object: status}, nil
+	}
+	return watch.Event{}, fmt.Errorf("watch event carries a %s, want %s", kind, w.kind)
+}
+
+// eventType returns the watch event type named typ.
+func eventType(typ []byte) (watch.EventType, error) {
+	for _, t := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error} {
+		if string(typ) == string(t) {
+			return t, nil
+		}
+	}
+	return "", fmt.Errorf("unknown watch event type %q", typ)
+}
+
+// watchEventFields returns the type of a metav1.WatchEvent and the raw
+// bytes of its object.
+func watchEventFields(b []byte) (typ, raw []byte, err error) {
+	err = eachBytesField(b, func(num protowire.Number, v []byte) error {
+		switch num {
+		case 1:
+			typ = v
+		case 2: // a RawExtension: its raw bytes are field 1
+			return eachBytesField(v, func(num protowire.Number, v []byte) error {
+				if num == 1 {
+					raw = v
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("decoding watch event: %w", err)
+	}
+	return typ, raw, nil
+}
+
+// unknownFields returns the kind and the raw bytes of a runtime.Unknown.
+// An object in a watch event is not compressed: the content encoding
+// (field 3) is always empty.
+func unknownFields(b []byte) (kind, raw []byte, err error) {
+	err = eachBytesField(b, func(num protowire.Number, v []byte) error {
+		switch num {
+		case 1: // TypeMeta: the kind is field 2
+			return eachBytesField(v, func(num protowire.Number, v []byte) error {
+				if num == 2 {
+					kind = v
+				}
+				return nil
+			})
+		case 2:
+			raw = v
+		case 3:
+			if len(v) > 0 {
+				return fmt.Errorf("object in content encoding %q", v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("decoding the object's envelope: %w", err)
+	}
+	return kind, raw, nil
+}
+
+// eachBytesField calls fn with each length-delimited field of message b,
+// and skips the others.
+func eachBytesField(b []byte, fn func(protowire.Number, []byte) error) error {
+	malformed := func(n int) error { return fmt.Errorf("malformed protobuf: %w", protowire.ParseError(n)) }
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return malformed(n)
+		}
+		b = b[n:]
+		if typ != protowire.BytesType {
+			n = protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return malformed(n)
+			}
+			b = b[n:]
+			continue
+		}
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return malformed(n)
+		}
+		b = b[n:]
+		if err := fn(num, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
