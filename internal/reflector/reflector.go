@@ -192,15 +192,30 @@ func (r *Reflector[T, L]) syncState(ctx context.Context) (watch.Interface, bool)
 	return nil, ctx.Err() == nil && r.list(ctx)
 }
 
-// list lists all objects, page by page, into the sink. Each page is handed
-// over before the next is fetched, so a page's memory is released early.
+// list lists all objects, page by page, into the sink. The next page is
+// fetched while the sink takes the current one, so that the server's work
+// and the decoding overlap the sink's; no more than these two pages are
+// held at a time.
 func (r *Reflector[T, L]) list(ctx context.Context) bool {
 	rv := r.relistResourceVersion()
 	opts := metav1.ListOptions{ResourceVersion: rv, Limit: r.pageSize(rv)}
 	r.sink.StartList()
+	var next *pageFetch[L]
+	defer func() {
+		if next != nil {
+			next.abandon()
+		}
+	}()
 	for {
-		r.request(OpList)
-		list, err := r.cfg.List(ctx, opts)
+		var list L
+		var err error
+		if next != nil {
+			list, err = next.wait()
+			next = nil
+		} else {
+			r.request(OpList)
+			list, err = r.cfg.List(ctx, opts)
+		}
 		if ctx.Err() != nil {
 			return false
 		}
@@ -224,14 +239,20 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 			return false
 		}
 		r.notServed = false
-		if opts.Continue == "" && rv == "0" && list.GetContinue() != "" {
+		cont := list.GetContinue()
+		if opts.Continue == "" && rv == "0" && cont != "" {
 			r.paginated = true
+		}
+		if cont != "" {
+			opts.Continue = cont
+			opts.ResourceVersion = ""
+			next = r.fetchPage(ctx, opts)
 		}
 		if err := r.putItems(list); err != nil {
 			r.cfg.OnError(OpDecode, err)
 			return false
 		}
-		if list.GetContinue() == "" {
+		if cont == "" {
 			r.rvUnavailable = false
 			r.sink.FinishList()
 			r.rv = list.GetResourceVersion()
@@ -241,9 +262,40 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 			return true
 		}
 		r.logProgress()
-		opts.Continue = list.GetContinue()
-		opts.ResourceVersion = ""
 	}
+}
+
+// pageFetch is a list page being fetched on a goroutine of its own.
+type pageFetch[L any] struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	list   L
+	err    error
+}
+
+// fetchPage starts fetching the list page opts asks for.
+func (r *Reflector[T, L]) fetchPage(ctx context.Context, opts metav1.ListOptions) *pageFetch[L] {
+	ctx, cancel := context.WithCancel(ctx)
+	f := &pageFetch[L]{cancel: cancel, done: make(chan struct{})}
+	r.request(OpList)
+	go func() {
+		defer close(f.done)
+		f.list, f.err = r.cfg.List(ctx, opts)
+	}()
+	return f
+}
+
+// wait returns the page once fetched.
+func (f *pageFetch[L]) wait() (L, error) {
+	<-f.done
+	f.cancel()
+	return f.list, f.err
+}
+
+// abandon cancels the fetch and waits for its goroutine.
+func (f *pageFetch[L]) abandon() {
+	f.cancel()
+	<-f.done
 }
 
 // pageSize is the limit of a list at rv. A page size given in the config

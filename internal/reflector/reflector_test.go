@@ -3,6 +3,7 @@ package reflector
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -26,7 +27,8 @@ type recordingSink struct {
 	calls    []string
 	synced   chan struct{}
 	once     sync.Once
-	onFinish func() // called at FinishList, if set
+	onFinish func()            // called at FinishList, if set
+	onPut    func(name string) // called at Put, if set
 }
 
 func newSink() *recordingSink { return &recordingSink{synced: make(chan struct{})} }
@@ -36,9 +38,14 @@ func (s *recordingSink) add(c string) {
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, c)
 }
-func (s *recordingSink) StartList()                  { s.add("start") }
-func (s *recordingSink) Put(p *corev1.Pod, o Origin) { s.add("put " + p.Name) }
-func (s *recordingSink) Delete(p *corev1.Pod)        { s.add("delete " + p.Name) }
+func (s *recordingSink) StartList() { s.add("start") }
+func (s *recordingSink) Put(p *corev1.Pod, o Origin) {
+	s.add("put " + p.Name)
+	if s.onPut != nil {
+		s.onPut(p.Name)
+	}
+}
+func (s *recordingSink) Delete(p *corev1.Pod) { s.add("delete " + p.Name) }
 func (s *recordingSink) FinishList() {
 	s.add("finish")
 	if s.onFinish != nil {
@@ -149,6 +156,60 @@ func TestPagesThenWatchFromListVersion(t *testing.T) {
 // After a 410 the reflector relists from the last version; if the server
 // says that version is too large (it was restored from an older backup) or
 // expired, it lists again from "", a consistent read.
+// The next page is requested while the sink takes the current one.
+func TestNextPageFetchedWhileSinkTakesPage(t *testing.T) {
+	s := &scripted{watches: make(chan *watch.FakeWatcher, 10), lists: []listCall{
+		{resp: podList("10", "next", "a")},
+		{resp: podList("10", "", "b")},
+	}}
+	sink := newSink()
+	sink.onPut = func(name string) {
+		if name != "a" {
+			return
+		}
+		deadline := time.Now().Add(time.Minute)
+		for len(s.listOpts()) < 2 {
+			if time.Now().After(deadline) {
+				t.Error("the second page was not requested while the first was put")
+				return
+			}
+			runtime.Gosched()
+		}
+	}
+	start(t, s, sink, 1)
+	<-s.watches
+	assert.Equal(t, []string{"start", "put a", "put b", "finish"}, sink.get())
+	opts := s.listOpts()
+	require.Len(t, opts, 2)
+	assert.Equal(t, "next", opts[1].Continue)
+}
+
+// A list that ends while the next page is being fetched waits for that
+// fetch, cancelled, to return (goleak checks that no goroutine is left).
+func TestPageFetchAbandoned(t *testing.T) {
+	fetching := make(chan struct{})
+	s := &scripted{watches: make(chan *watch.FakeWatcher, 10)}
+	lists := 0
+	list := func(ctx context.Context, opts metav1.ListOptions) (*corev1.PodList, error) {
+		if lists++; lists == 1 {
+			return podList("10", "next", "a"), nil
+		}
+		close(fetching)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	sink := newSink()
+	ctx, cancel := context.WithCancel(context.Background())
+	sink.onPut = func(string) {
+		<-fetching
+		cancel()
+	}
+	r := New[*corev1.Pod, *corev1.PodList](Config[*corev1.PodList]{Description: "pods", List: list, Watch: s.watch, PageSize: 1}, sink)
+	r.Run(ctx)
+	assert.Equal(t, 2, lists)
+	assert.Equal(t, []string{"start", "put a"}, sink.get())
+}
+
 func TestRelistFallsBackToConsistentRead(t *testing.T) {
 	tooLarge := apierrors.NewTimeoutError("Too large resource version", 1)
 	tooLarge.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
