@@ -12,6 +12,13 @@ import (
 // would show between two collections.
 const heapObjects = "/memory/classes/heap/objects:bytes"
 
+// heapLive is the runtime metric of the heap that the last collection
+// found reachable, and gcCycles the number of collections so far.
+const (
+	heapLive = "/gc/heap/live:bytes"
+	gcCycles = "/gc/cycles/total:gc-cycles"
+)
+
 // HeapBytes returns the bytes of heap objects now, without collecting.
 func HeapBytes() uint64 {
 	s := []metrics.Sample{{Name: heapObjects}}
@@ -31,16 +38,26 @@ func LiveHeap() uint64 {
 // remembers the largest value, so that a benchmark can tell how high the
 // heap went while it ran. Reading the metric costs about a microsecond,
 // too little to disturb what is measured.
+//
+// It also remembers the largest heap that a collection found reachable
+// meanwhile (LivePeak): the heap's peak includes garbage not collected
+// yet, which the collector lets grow to as much as the live heap (GOGC=100)
+// whatever the code does, while the reachable peak shows what the code
+// keeps, such as a list page held after its objects were cached.
 type HeapPeak struct {
-	stop chan struct{}
-	done chan struct{}
-	mu   sync.Mutex
-	peak uint64
+	stop   chan struct{}
+	done   chan struct{}
+	mu     sync.Mutex
+	peak   uint64
+	live   uint64
+	cycles uint64 // collections before sampling started
 }
 
 // StartHeapPeak starts sampling every interval.
 func StartHeapPeak(interval time.Duration) *HeapPeak {
-	h := &HeapPeak{stop: make(chan struct{}), done: make(chan struct{}), peak: HeapBytes()}
+	s := []metrics.Sample{{Name: heapObjects}, {Name: gcCycles}}
+	metrics.Read(s)
+	h := &HeapPeak{stop: make(chan struct{}), done: make(chan struct{}), peak: s[0].Value.Uint64(), cycles: s[1].Value.Uint64()}
 	go h.run(interval)
 	return h
 }
@@ -49,7 +66,7 @@ func (h *HeapPeak) run(interval time.Duration) {
 	defer close(h.done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	s := []metrics.Sample{{Name: heapObjects}}
+	s := []metrics.Sample{{Name: heapObjects}, {Name: heapLive}, {Name: gcCycles}}
 	for {
 		select {
 		case <-h.stop:
@@ -59,6 +76,9 @@ func (h *HeapPeak) run(interval time.Duration) {
 		metrics.Read(s)
 		h.mu.Lock()
 		h.peak = max(h.peak, s[0].Value.Uint64())
+		if s[2].Value.Uint64() > h.cycles { // a collection ran since the start
+			h.live = max(h.live, s[1].Value.Uint64())
+		}
 		h.mu.Unlock()
 	}
 }
@@ -70,6 +90,14 @@ func (h *HeapPeak) Stop() uint64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return max(h.peak, HeapBytes())
+}
+
+// LivePeak returns, after Stop, the largest heap that a collection found
+// reachable while sampling ran, or 0 if none ran.
+func (h *HeapPeak) LivePeak() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.live
 }
 
 // MB converts bytes to megabytes (10^6), the unit of the memory metrics.
