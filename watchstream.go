@@ -126,7 +126,7 @@ func (w *protobufWatch[T]) stopped() bool {
 func (w *protobufWatch[T]) receive() {
 	defer close(w.result)
 	defer w.Stop()
-	r := bufio.NewReaderSize(w.body, 64<<10)
+	r := bufio.NewReaderSize(w.body, 8<<10)
 	if first, err := r.Peek(1); err == nil && first[0] == '{' {
 		w.forwardJSON()
 		return
