@@ -188,7 +188,9 @@ func benchStart(ctx context.Context, impl benchImpl, cfg *rest.Config, index boo
 			return nil, err
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	// Our informers log the progress of long syncs; go test prints them
+	// between a benchmark's name and its figures. Errors still show.
+	ctx, cancel := context.WithCancel(klog.NewContext(ctx, klog.FromContext(ctx).V(1)))
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
 	bc := &benchCache{Cache: c, stop: func() { cancel(); <-done }}
