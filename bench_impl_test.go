@@ -117,19 +117,8 @@ var benchErrWatchListOn = errors.New("client-go's WatchListClient feature gate i
 // benchWatchListOff turns client-go's WatchListClient feature gate off, once,
 // when a benchmark first needs client-go, and for the rest of the test
 // binary: benchmarks run after the tests and examples, which keep client-go's
-// defaults. It sets the gate as client-go's features/testing does, through
-// the gates' Set method: unlike the KUBE_FEATURE_* variables, which client-go
-// reads once, on its first gate check, it works at any time, and it takes
-// precedence over them.
-var benchWatchListOff = sync.OnceValue(func() error {
-	gates, ok := clientfeatures.FeatureGates().(interface {
-		Set(clientfeatures.Feature, bool) error
-	})
-	if !ok {
-		return fmt.Errorf("client-go's feature gates (%T) cannot be set", clientfeatures.FeatureGates())
-	}
-	return gates.Set(clientfeatures.WatchListClient, false)
-})
+// defaults. benchfixtures.SetClientGoWatchList says how.
+var benchWatchListOff = sync.OnceValue(func() error { return bf.SetClientGoWatchList(false) })
 
 // benchSetClientGoWatchList sets client-go's WatchListClient feature gate,
 // which its reflectors read when they are created.
@@ -137,10 +126,7 @@ func benchSetClientGoWatchList(on bool) error {
 	if err := benchWatchListOff(); err != nil {
 		return err
 	}
-	gates := clientfeatures.FeatureGates().(interface {
-		Set(clientfeatures.Feature, bool) error
-	})
-	return gates.Set(clientfeatures.WatchListClient, on)
+	return bf.SetClientGoWatchList(on)
 }
 
 // benchCheckClientGoListWatch turns client-go's watch-list off

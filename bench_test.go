@@ -1052,7 +1052,7 @@ func benchE2ESyncs[T informers.Object, L informers.List](cs kubernetes.Interface
 		stopCh := make(chan struct{})
 		f.Start(stopCh)
 		stop := func() { close(stopCh); f.Shutdown() }
-		if err := benchPollSynced(ctx, inf.HasSynced); err != nil {
+		if err := bf.PollUntil(ctx, inf.HasSynced); err != nil {
 			stop()
 			return nil, err
 		}
@@ -1097,56 +1097,14 @@ func benchE2ESyncs[T informers.Object, L informers.List](cs kubernetes.Interface
 	}
 }
 
-// benchCreate calls create(i) for every i below count, 16 at a time, and
-// returns the first error.
-func benchCreate(count int, create func(i int) error) error {
-	next := make(chan int)
-	errs := make(chan error, 16)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for i := range next {
-				if err := create(i); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	var err error
-feed:
-	for i := range count {
-		select {
-		case next <- i:
-		case err = <-errs:
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if err == nil {
-		select {
-		case err = <-errs:
-		default:
-		}
-	}
-	return err
-}
-
-// benchCreateNamespace creates namespace ns.
-func benchCreateNamespace(ctx context.Context, cs kubernetes.Interface, ns string) error {
-	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	return err
-}
-
 // benchCreateConfigMaps creates count config maps of about 1 KB in a new
 // namespace ns. Their values differ from one config map to the next, as
 // real ones mostly do.
 func benchCreateConfigMaps(ctx context.Context, cs kubernetes.Interface, ns string, count int) error {
-	if err := benchCreateNamespace(ctx, cs, ns); err != nil {
+	if err := bf.CreateNamespace(ctx, cs, ns); err != nil {
 		return err
 	}
-	return benchCreate(count, func(i int) error {
+	return bf.CreateAll(count, func(i int) error {
 		value := func(key string) string { return fmt.Sprintf("%s-%05d-", key, i) + strings.Repeat("x", 248) }
 		cm := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Labels: map[string]string{"app": fmt.Sprintf("app-%d", i%100)}},
@@ -1158,39 +1116,11 @@ func benchCreateConfigMaps(ctx context.Context, cs kubernetes.Interface, ns stri
 }
 
 // benchCreatePods creates count realistic pods (benchfixtures.NewPodList,
-// from 100 deployments on 500 nodes) in a new namespace ns, and writes
-// their status through pods/status, as a kubelet does; the server records
-// both in managedFields.
+// from 100 deployments on 500 nodes) in a new namespace ns, as a
+// ReplicaSet controller and a kubelet would (benchfixtures.CreatePods).
 func benchCreatePods(ctx context.Context, cs kubernetes.Interface, ns string, count int) error {
-	if err := benchCreateNamespace(ctx, cs, ns); err != nil {
-		return err
-	}
 	pods := bf.NewPodList(count, bf.PodOptions{Namespaces: 1, Nodes: 500, Seed: 1})
-	return benchCreate(count, func(i int) error {
-		p := pods.Pod(i)
-		status := p.Status
-		p.Namespace, p.ResourceVersion, p.UID, p.ManagedFields, p.Status = ns, "", "", nil, corev1.PodStatus{}
-		created, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
-		if err != nil {
-			return err
-		}
-		created.Status = status
-		_, err = cs.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{})
-		return err
-	})
-}
-
-// benchPollSynced polls hasSynced every millisecond, as client-go's own
-// benchmark does; cache.WaitForCacheSync would poll every 100ms.
-func benchPollSynced(ctx context.Context, hasSynced func() bool) error {
-	for !hasSynced() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Millisecond):
-		}
-	}
-	return nil
+	return bf.CreatePods(ctx, cs, pods, func(string) string { return ns })
 }
 
 // BenchmarkStuckHandler measures what a stuck handler's queue holds: 1 000

@@ -3,9 +3,12 @@ package controllerruntime_test
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,12 +25,15 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/clientgo"
 	"github.com/kubetyped/informers/controllerruntime"
 	"github.com/kubetyped/informers/internal/testenv"
 )
@@ -304,31 +310,74 @@ func TestManagerSurvivesAPIServerRestart(t *testing.T) {
 	eventually(t, 2*time.Minute, func() bool { return s.get(types.NamespacedName{Namespace: ns, Name: "before"}) == "gone" }, "delete reconciled after the restart")
 }
 
-// RemoveInformer stops the informer of a type; the next request makes a
-// new one.
+// RemoveInformer stops the informer of a type and frees it, with the
+// objects it cached; the next request makes a new one.
 func TestRemoveInformer(t *testing.T) {
 	noLeaks(t)
 	env := testenv.Shared(t)
+	cs := kubernetes.NewForConfigOrDie(env.Config())
+	ns := namespace(t, cs)
+	ctx := ctxFor(t, time.Minute)
+	const count = 20
+	for i := range count {
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)},
+			Data:       map[string]string{"v": strings.Repeat("x", 1024)},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
 	c, err := controllerruntime.New(env.Config(), ctrl.Options{}.Cache)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
+	runCtx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
+	go func() { done <- c.Start(runCtx) }()
 	defer func() {
 		cancel()
 		require.NoError(t, <-done)
 	}()
-	require.True(t, c.WaitForCacheSync(ctxFor(t, time.Minute)), "started")
-	inf, err := c.GetInformer(ctxFor(t, time.Minute), &corev1.ConfigMap{})
+	require.True(t, c.WaitForCacheSync(ctx), "started")
+	inf, err := c.GetInformer(ctx, &corev1.ConfigMap{})
 	require.NoError(t, err)
 	require.True(t, inf.HasSynced(), "GetInformer waits for the informer to sync once the cache runs")
 	require.False(t, inf.IsStopped())
+	informer, cached := weakRefs(t, inf, ns)
+	require.Len(t, cached, count, "the informer cached the namespace's config maps")
 
-	require.NoError(t, c.RemoveInformer(ctxFor(t, time.Minute), &corev1.ConfigMap{}))
+	require.NoError(t, c.RemoveInformer(ctx, &corev1.ConfigMap{}))
 	assert.True(t, inf.IsStopped(), "the removed informer stopped")
-	again, err := c.GetInformer(ctxFor(t, time.Minute), &corev1.ConfigMap{})
+	again, err := c.GetInformer(ctx, &corev1.ConfigMap{})
 	require.NoError(t, err)
 	assert.NotSame(t, inf, again, "a new informer")
 	assert.False(t, again.IsStopped())
-	assert.NoError(t, c.RemoveInformer(ctxFor(t, time.Minute), &corev1.Secret{}), "removing an informer that is not there")
+	assert.NoError(t, c.RemoveInformer(ctx, &corev1.Secret{}), "removing an informer that is not there")
+
+	inf = nil // the test's own reference: what is left is the cache's
+	eventually(t, 10*time.Second, func() bool {
+		runtime.GC()
+		if informer.Value() != nil {
+			return false
+		}
+		for _, obj := range cached {
+			if obj.Value() != nil {
+				return false
+			}
+		}
+		return true
+	}, "the removed informer and the objects it cached are collected")
+}
+
+// weakRefs returns weak pointers to the informer behind inf, one of our
+// cache's, and to the config maps of namespace ns that it caches: things
+// that nothing but the cache holds.
+func weakRefs(t *testing.T, inf cache.Informer, ns string) (weak.Pointer[informers.SharedInformer[client.Object]], []weak.Pointer[corev1.ConfigMap]) {
+	t.Helper()
+	view, ok := inf.(*clientgo.View[client.Object])
+	require.True(t, ok, "our cache's informer is a %T", inf)
+	var cached []weak.Pointer[corev1.ConfigMap]
+	for obj := range view.Informer().Lister().All() {
+		if obj.GetNamespace() == ns {
+			cached = append(cached, weak.Make(obj.(*corev1.ConfigMap)))
+		}
+	}
+	return weak.Make(view.Informer()), cached
 }

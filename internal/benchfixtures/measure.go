@@ -1,6 +1,7 @@
 package benchfixtures
 
 import (
+	"context"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -140,4 +141,18 @@ func (h *Histogram) Percentile(p float64) time.Duration {
 		}
 	}
 	return time.Duration(len(h.buckets)) * h.width
+}
+
+// PollUntil calls cond every millisecond until it holds, as client-go's own
+// benchmarks poll HasSynced (cache.WaitForCacheSync polls every 100ms,
+// which would show in a sync's time), or ctx ends.
+func PollUntil(ctx context.Context, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return nil
 }

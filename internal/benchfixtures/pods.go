@@ -1,6 +1,8 @@
 // Package benchfixtures builds the objects, the minimal caches and the
-// measuring instruments that the side-by-side benchmarks in bench_test.go
-// share, so that every implementation is measured on the same fixtures.
+// measuring instruments that the side-by-side benchmarks (bench_test.go,
+// controllerruntime/bench_test.go) share, and creates the objects in a
+// real API server, so that every implementation is measured on the same
+// fixtures.
 package benchfixtures
 
 import (
