@@ -82,6 +82,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/kubetyped/informers"
 	bf "github.com/kubetyped/informers/internal/benchfixtures"
@@ -998,7 +999,9 @@ func benchEndToEnd(b *testing.B, env *testenv.Env, s benchE2ESync, count int) {
 		base := bf.LiveHeap()
 		clientBefore, serverBefore := benchCPU(b, env)
 		b.StartTimer()
-		stop, err := s.start(b.Context())
+		// Our informers log the progress of long syncs, which go test
+		// would print between a benchmark's name and its figures.
+		stop, err := s.start(klog.NewContext(b.Context(), klog.FromContext(b.Context()).V(1)))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/util/watchlist"
+
+	"github.com/kubetyped/informers/internal/watchstream"
 )
 
 // apiAccess reaches the server, or client-go's fakes, for informers of any
@@ -141,7 +143,7 @@ func typedListWatch[T Object](a *apiAccess, t target, ns string) (*ListWatch[T, 
 		return nil, errors.New("the factory has no client to reach the server")
 	}
 	protobuf := scheme.Scheme.Recognizes(t.gvk)
-	newT, decodesItself := protobufDecoding[T]()
+	newT, decodesItself := watchstream.NewFunc[T]()
 	request := func(ctx context.Context, opts metav1.ListOptions) (*rest.Request, error) {
 		res, err := a.resource(ctx, t.gvr, t.gvk.Kind)
 		if err != nil {
@@ -178,7 +180,7 @@ func typedListWatch[T Object](a *apiAccess, t target, ns string) (*ListWatch[T, 
 		}
 		var w watch.Interface
 		if protobuf && decodesItself {
-			w, err = watchProtobuf(ctx, req, t.gvk.Kind, newT)
+			w, err = watchstream.Watch(ctx, req, t.gvk.Kind, newT)
 		} else {
 			w, err = req.Watch(ctx)
 		}

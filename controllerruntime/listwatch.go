@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/watchstream"
 )
 
 // shape is how a type's objects are represented in the cache.
@@ -103,6 +104,7 @@ func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionRe
 	if err != nil {
 		return nil, err
 	}
+	newObject := c.protobufObjects(gvk)
 	request := func(opts *metav1.ListOptions) *rest.Request {
 		req := rc.Get().Resource(gvr.Resource).VersionedParams(opts, c.paramCodec)
 		if ns != "" {
@@ -124,6 +126,29 @@ func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionRe
 		},
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			opts.Watch = true
+			if newObject != nil {
+				return watchstream.Watch(ctx, request(&opts), gvk.Kind, newObject)
+			}
 			return request(&opts).Watch(ctx)
 		}), nil
+}
+
+// protobufObjects returns a function making new objects of kind gvk if they
+// decode from protobuf on their own (built-in types), so that a watch
+// decodes each straight from the stream; nil otherwise.
+func (c *Cache) protobufObjects(gvk schema.GroupVersionKind) func() client.Object {
+	obj, err := c.scheme.New(gvk)
+	if err != nil {
+		return nil
+	}
+	if _, ok := obj.(client.Object); !ok {
+		return nil
+	}
+	if _, ok := obj.(interface{ Unmarshal([]byte) error }); !ok {
+		return nil
+	}
+	return func() client.Object {
+		obj, _ := c.scheme.New(gvk) // known to work
+		return obj.(client.Object)
+	}
 }

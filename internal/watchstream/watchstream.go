@@ -1,4 +1,6 @@
-package informers
+// Package watchstream decodes kube-apiserver's protobuf watch streams of
+// built-in types: each object is decoded once, straight from its frame.
+package watchstream
 
 import (
 	"bufio"
@@ -15,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -30,10 +33,10 @@ import (
 //
 // client-go's StreamWatcher copies the object's bytes out of the frame
 // twice (into the RawExtension, then into the Unknown) before decoding
-// them, and hands every event over an unbuffered channel. protobufWatch
-// decodes each object straight from the frame, which it reuses, and keeps
-// a short queue of decoded events so that decoding and the informer's
-// writes overlap.
+// them, and hands every event over an unbuffered channel. Watch decodes
+// each object straight from the frame, which it reuses, and keeps a short
+// queue of decoded events so that decoding and the informer's writes
+// overlap.
 
 // protobufMagic starts every object in the protobuf envelope.
 var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
@@ -50,9 +53,10 @@ type unmarshaler interface {
 	Unmarshal([]byte) error
 }
 
-// protobufDecoding reports whether objects of type T decode from protobuf
-// on their own, and returns a function making a new empty T.
-func protobufDecoding[T Object]() (func() T, bool) {
+// NewFunc returns a function making a new empty T, and whether objects of
+// type T decode from protobuf on their own: T is a pointer to a generated
+// API type.
+func NewFunc[T runtime.Object]() (func() T, bool) {
 	t := reflect.TypeFor[T]()
 	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		return nil, false
@@ -65,7 +69,7 @@ func protobufDecoding[T Object]() (func() T, bool) {
 
 // protobufWatch is a watch whose protobuf stream is decoded into objects of
 // type T, of kind kind.
-type protobufWatch[T Object] struct {
+type protobufWatch[T runtime.Object] struct {
 	body   io.ReadCloser
 	again  func() (watch.Interface, error) // the request through client-go
 	kind   string
@@ -76,12 +80,16 @@ type protobufWatch[T Object] struct {
 	log    klog.Logger
 }
 
-// watchProtobuf sends req, a watch request preferring protobuf, and decodes
-// its stream into objects of type T, of kind kind. Like client-go's watches,
-// it is not rate limited. A server answering in JSON, as it does when the
-// client's configuration asks for JSON, is watched again through
-// client-go's decoder.
-func watchProtobuf[T Object](ctx context.Context, req *rest.Request, kind string, newT func() T) (watch.Interface, error) {
+// Watch sends req, a watch request preferring protobuf, and decodes its
+// stream into objects of kind kind that newT makes, which must be generated
+// API types (see NewFunc). Like client-go's watches, it is not rate
+// limited. A server answering in JSON, as it does when the client's
+// configuration asks for JSON, is watched again through client-go's
+// decoder.
+func Watch[T runtime.Object](ctx context.Context, req *rest.Request, kind string, newT func() T) (watch.Interface, error) {
+	if _, ok := any(newT()).(unmarshaler); !ok {
+		return nil, fmt.Errorf("watching %s: %T does not decode from protobuf", kind, newT())
+	}
 	req = req.Throttle(nil)
 	body, err := req.Stream(ctx)
 	if err != nil {

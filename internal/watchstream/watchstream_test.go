@@ -1,8 +1,9 @@
-package informers_test
+package watchstream_test
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -13,12 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/watchstream"
 )
 
 // watchStream is a watch response: events encoded as kube-apiserver
@@ -77,6 +79,15 @@ func serveWatch(t *testing.T, stream watchStream, hold bool) (*rest.RESTClient, 
 	return client, &requests
 }
 
+// watchPods watches pods through req with Watch.
+func watchPods(ctx context.Context, req *rest.Request, kind string) (watch.Interface, error) {
+	newPod, ok := watchstream.NewFunc[*corev1.Pod]()
+	if !ok {
+		return nil, errors.New("a Pod does not decode from protobuf")
+	}
+	return watchstream.Watch(ctx, req, kind, newPod)
+}
+
 func watchRequest(client *rest.RESTClient) *rest.Request {
 	return client.Get().Resource("pods").Param("watch", "true").UseProtobufAsDefault()
 }
@@ -129,7 +140,7 @@ func TestWatchStreamMatchesClientGo(t *testing.T) {
 			client, requests := serveWatch(t, encodeWatch(t, tc.mediaType, events, nil), false)
 			want, err := watchRequest(client).Watch(t.Context())
 			require.NoError(t, err)
-			got, err := informers.WatchProtobuf[*corev1.Pod](t.Context(), watchRequest(client), "Pod")
+			got, err := watchPods(t.Context(), watchRequest(client), "Pod")
 			require.NoError(t, err)
 			gotEvents := collect(t, got)
 			assert.Equal(t, collect(t, want), gotEvents)
@@ -160,7 +171,7 @@ func TestWatchStreamFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client, _ := serveWatch(t, tc.stream, false)
-			w, err := informers.WatchProtobuf[*corev1.Pod](t.Context(), watchRequest(client), "Pod")
+			w, err := watchPods(t.Context(), watchRequest(client), "Pod")
 			require.NoError(t, err)
 			got := collect(t, w)
 			require.NotEmpty(t, got)
@@ -197,9 +208,20 @@ func TestWatchStreamStop(t *testing.T) {
 	client, _ := serveWatch(t, encodeWatch(t, runtime.ContentTypeProtobuf, events, nil), true)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	w, err := informers.WatchProtobuf[*corev1.Pod](ctx, watchRequest(client), "Pod")
+	w, err := watchPods(ctx, watchRequest(client), "Pod")
 	require.NoError(t, err)
 	<-w.ResultChan()
 	w.Stop()
 	collect(t, w)
+}
+
+// Types without a protobuf decoding of their own are refused before any
+// request.
+func TestWatchRefusesTypesWithoutProtobuf(t *testing.T) {
+	_, ok := watchstream.NewFunc[*unstructured.Unstructured]()
+	assert.False(t, ok, "NewFunc of an unstructured object")
+	client, requests := serveWatch(t, watchStream{contentType: runtime.ContentTypeJSON}, false)
+	_, err := watchstream.Watch(t.Context(), watchRequest(client), "Pod", func() runtime.Object { return &unstructured.Unstructured{} })
+	require.ErrorContains(t, err, "does not decode from protobuf")
+	assert.Zero(t, requests.Load())
 }
