@@ -54,12 +54,12 @@ var memoryRows = []row{
 	{Label: "SyncScale 1M small pods: time", Group: "BenchmarkSyncScale/pods=1000000", Unit: "ns/op"},
 	{Label: "SyncScale 1M small pods: retained", Group: "BenchmarkSyncScale/pods=1000000", Unit: "retained-B/obj"},
 	{Label: "EndToEnd 10k pods, Intern: retained", Group: "BenchmarkEndToEnd/pods=10000", Unit: "retained-B/obj", Ours: "informers-intern"},
-	{Label: "EndToEnd 10k pods: time", Group: "BenchmarkEndToEnd/pods=10000", Unit: "ns/op"},
-	{Label: "EndToEnd 10k pods: bytes allocated", Group: "BenchmarkEndToEnd/pods=10000", Unit: "B/op"},
-	{Label: "EndToEnd 100k pods: time", Group: "BenchmarkEndToEnd/pods=100000", Unit: "ns/op"},
-	{Label: "EndToEnd 100k pods: bytes allocated", Group: "BenchmarkEndToEnd/pods=100000", Unit: "B/op"},
-	{Label: "EndToEnd 10k config maps: time", Group: "BenchmarkEndToEnd/configmaps=10000", Unit: "ns/op"},
-	{Label: "EndToEnd 10k config maps: bytes allocated", Group: "BenchmarkEndToEnd/configmaps=10000", Unit: "B/op"},
+	{Label: "EndToEnd 10k pods: time (client-go: watch-list)", Group: "BenchmarkEndToEnd/pods=10000", Unit: "ns/op", Base: "clientgo-watchlist"},
+	{Label: "EndToEnd 10k pods: bytes allocated (client-go: watch-list)", Group: "BenchmarkEndToEnd/pods=10000", Unit: "B/op", Base: "clientgo-watchlist"},
+	{Label: "EndToEnd 100k pods: time (client-go: watch-list)", Group: "BenchmarkEndToEnd/pods=100000", Unit: "ns/op", Base: "clientgo-watchlist"},
+	{Label: "EndToEnd 100k pods: bytes allocated (client-go: watch-list)", Group: "BenchmarkEndToEnd/pods=100000", Unit: "B/op", Base: "clientgo-watchlist"},
+	{Label: "EndToEnd 10k config maps: time (client-go: watch-list)", Group: "BenchmarkEndToEnd/configmaps=10000", Unit: "ns/op", Base: "clientgo-watchlist"},
+	{Label: "EndToEnd 10k config maps: bytes allocated (client-go: watch-list)", Group: "BenchmarkEndToEnd/configmaps=10000", Unit: "B/op", Base: "clientgo-watchlist"},
 }
 
 // rows are the key scenarios, in chart order.
