@@ -345,6 +345,7 @@ func (r *Reflector[T, L]) putItems(list L) error {
 func (r *Reflector[T, L]) streamInitialEvents(ctx context.Context) watch.Interface {
 	for ctx.Err() == nil {
 		r.request(OpWatchList)
+		start := r.clock.Now()
 		w, err := r.cfg.Watch(ctx, metav1.ListOptions{
 			ResourceVersion:      r.rewatchResourceVersion(),
 			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
@@ -355,7 +356,7 @@ func (r *Reflector[T, L]) streamInitialEvents(ctx context.Context) watch.Interfa
 		if err == nil {
 			r.sink.StartList()
 			var ended bool
-			ended, err = r.consume(ctx, newStream(w, r.clock, streamInitial))
+			ended, err = r.consume(ctx, newStream(w, start, streamInitial))
 			if ended {
 				r.rvUnavailable = false
 				r.sink.FinishList()
@@ -413,6 +414,8 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 	watching := w != nil
 	for ctx.Err() == nil {
 		kind := streamWatch
+		// A watch's age counts from its request, as client-go's does.
+		start := r.clock.Now()
 		if w == nil {
 			if r.rv == "" || r.rv == "0" {
 				// The server starts such a watch with synthetic Added
@@ -446,7 +449,7 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 				r.sink.Watching()
 			}
 		}
-		_, err := r.consume(ctx, newStream(w, r.clock, kind))
+		_, err := r.consume(ctx, newStream(w, start, kind))
 		r.stop(w)
 		w = nil
 		if kind == streamSynthetic && ctx.Err() == nil {
@@ -570,9 +573,9 @@ type stream struct {
 	unflushed int // changes applied since the sink's last Flush
 }
 
-func newStream(w watch.Interface, clk clock.Clock, kind streamKind) *stream {
-	now := clk.Now()
-	return &stream{w: w, kind: kind, start: now, last: now}
+// newStream returns the stream of w, which was requested at start.
+func newStream(w watch.Interface, start time.Time, kind streamKind) *stream {
+	return &stream{w: w, kind: kind, start: start, last: start}
 }
 
 // consume applies the events of s to the sink until the stream closes or
