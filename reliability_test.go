@@ -211,11 +211,14 @@ type blockingDecoder struct {
 
 func (d *blockingDecoder) Decode() (watch.EventType, runtimeobj.Object, error) {
 	<-d.closed
-	time.Sleep(100 * time.Millisecond) // the connection takes a while to close: not synchronisation
+	time.Sleep(streamCloseDelay) // the connection takes a while to close: not synchronisation
 	return "", nil, io.EOF
 }
 
 func (d *blockingDecoder) Close() { d.once.Do(func() { close(d.closed) }) }
+
+// streamCloseDelay is how long a blockingDecoder's stream takes to close.
+const streamCloseDelay = 2 * time.Second
 
 // Run returns only after the goroutines that decode its watch streams have
 // ended: users check for leaked goroutines in their own tests.
@@ -236,7 +239,12 @@ func TestRunWaitsForWatchStreams(t *testing.T) {
 	waitSynced(t, inf)
 	cancel()
 	require.NoError(t, <-done)
-	buf := make([]byte, 1<<20)
-	stacks := string(buf[:runtime.Stack(buf, true)])
-	assert.False(t, strings.Contains(stacks, "StreamWatcher).receive"), "a stream goroutine outlived Run")
+	// Run returns once the stream's result channel is closed, which the
+	// goroutine does in its last deferred calls: give it a moment to
+	// return, well under the stream's closing delay, which it would
+	// outlive Run by if Run did not wait.
+	assert.Eventually(t, func() bool {
+		buf := make([]byte, 1<<20)
+		return !strings.Contains(string(buf[:runtime.Stack(buf, true)]), "StreamWatcher).receive")
+	}, streamCloseDelay/2, time.Millisecond, "a stream goroutine outlived Run")
 }
