@@ -173,7 +173,6 @@ func (e *Env) config(token string) *rest.Config {
 	}
 }
 
-// Dir returns the Env's temporary directory, which holds etcd.log and
 // ServerCPU returns the CPU time that the running etcd and kube-apiserver
 // processes have used since they started (a restarted process starts from
 // zero). Benchmarks take the difference around what they measure, to tell
@@ -192,6 +191,7 @@ func (e *Env) ServerCPU() (time.Duration, error) {
 	return total, nil
 }
 
+// Dir returns the Env's temporary directory, which holds etcd.log and
 // kube-apiserver.log.
 func (e *Env) Dir() string { return e.dir }
 
