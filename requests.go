@@ -143,7 +143,7 @@ func typedListWatch[T Object](a *apiAccess, t target, ns string) (*ListWatch[T, 
 		return nil, errors.New("the factory has no client to reach the server")
 	}
 	protobuf := scheme.Scheme.Recognizes(t.gvk)
-	newT, decodesItself := watchstream.NewFunc[T]()
+	newT, decodesItself := watchstream.NewFunc(*new(T))
 	request := func(ctx context.Context, opts metav1.ListOptions) (*rest.Request, error) {
 		res, err := a.resource(ctx, t.gvr, t.gvk.Kind)
 		if err != nil {

@@ -141,14 +141,13 @@ func (c *Cache) protobufObjects(gvk schema.GroupVersionKind) func() client.Objec
 	if err != nil {
 		return nil
 	}
-	if _, ok := obj.(client.Object); !ok {
+	example, ok := obj.(client.Object)
+	if !ok {
 		return nil
 	}
-	if _, ok := obj.(interface{ Unmarshal([]byte) error }); !ok {
+	newObject, ok := watchstream.NewFunc(example)
+	if !ok {
 		return nil
 	}
-	return func() client.Object {
-		obj, _ := c.scheme.New(gvk) // known to work
-		return obj.(client.Object)
-	}
+	return newObject
 }

@@ -53,12 +53,12 @@ type unmarshaler interface {
 	Unmarshal([]byte) error
 }
 
-// NewFunc returns a function making a new empty T, and whether objects of
-// type T decode from protobuf on their own: T is a pointer to a generated
-// API type.
-func NewFunc[T runtime.Object]() (func() T, bool) {
-	t := reflect.TypeFor[T]()
-	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+// NewFunc returns a function making new empty objects of example's type,
+// and whether they decode from protobuf on their own: example's type is a
+// pointer to a generated API type. example itself may be a nil pointer.
+func NewFunc[T runtime.Object](example T) (func() T, bool) {
+	t := reflect.TypeOf(example)
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		return nil, false
 	}
 	elem := t.Elem()
@@ -119,6 +119,17 @@ func (w *protobufWatch[T]) Stop() {
 	})
 }
 
+// send hands ev to the informer, and reports false if the watch was
+// stopped first.
+func (w *protobufWatch[T]) send(ev watch.Event) bool {
+	select {
+	case w.result <- ev:
+		return true
+	case <-w.done:
+		return false
+	}
+}
+
 func (w *protobufWatch[T]) stopped() bool {
 	select {
 	case <-w.done:
@@ -161,9 +172,7 @@ func (w *protobufWatch[T]) receive() {
 			w.fail(err)
 			return
 		}
-		select {
-		case w.result <- ev:
-		case <-w.done:
+		if !w.send(ev) {
 			return
 		}
 	}
@@ -173,10 +182,7 @@ func (w *protobufWatch[T]) receive() {
 // that does not decode.
 func (w *protobufWatch[T]) fail(err error) {
 	reporter := apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")
-	select {
-	case w.result <- watch.Event{Type: watch.Error, Object: reporter.AsObject(fmt.Errorf("unable to decode an event from the watch stream: %w", err))}:
-	case <-w.done:
-	}
+	w.send(watch.Event{Type: watch.Error, Object: reporter.AsObject(fmt.Errorf("unable to decode an event from the watch stream: %w", err))})
 }
 
 // forwardJSON closes the stream, which is in JSON, watches again through
@@ -192,22 +198,14 @@ func (w *protobufWatch[T]) forwardJSON() {
 			return
 		}
 		s := status.Status()
-		select {
-		case w.result <- watch.Event{Type: watch.Error, Object: &s}:
-		case <-w.done:
-		}
+		w.send(watch.Event{Type: watch.Error, Object: &s})
 		return
 	}
 	defer inner.Stop()
 	for {
 		select {
 		case ev, open := <-inner.ResultChan():
-			if !open {
-				return
-			}
-			select {
-			case w.result <- ev:
-			case <-w.done:
+			if !open || !w.send(ev) {
 				return
 			}
 		case <-w.done:

@@ -81,7 +81,7 @@ func serveWatch(t *testing.T, stream watchStream, hold bool) (*rest.RESTClient, 
 
 // watchPods watches pods through req with Watch.
 func watchPods(ctx context.Context, req *rest.Request, kind string) (watch.Interface, error) {
-	newPod, ok := watchstream.NewFunc[*corev1.Pod]()
+	newPod, ok := watchstream.NewFunc(&corev1.Pod{})
 	if !ok {
 		return nil, errors.New("a Pod does not decode from protobuf")
 	}
@@ -218,8 +218,10 @@ func TestWatchStreamStop(t *testing.T) {
 // Types without a protobuf decoding of their own are refused before any
 // request.
 func TestWatchRefusesTypesWithoutProtobuf(t *testing.T) {
-	_, ok := watchstream.NewFunc[*unstructured.Unstructured]()
+	_, ok := watchstream.NewFunc(&unstructured.Unstructured{})
 	assert.False(t, ok, "NewFunc of an unstructured object")
+	_, ok = watchstream.NewFunc[runtime.Object](nil)
+	assert.False(t, ok, "NewFunc of no object")
 	client, requests := serveWatch(t, watchStream{contentType: runtime.ContentTypeJSON}, false)
 	_, err := watchstream.Watch(t.Context(), watchRequest(client), "Pod", func() runtime.Object { return &unstructured.Unstructured{} })
 	require.ErrorContains(t, err, "does not decode from protobuf")
