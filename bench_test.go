@@ -63,6 +63,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -918,6 +919,13 @@ func benchSlowHandler(b *testing.B, impl benchImpl, pods *bf.PodList, events [2]
 //	impl=informers-intern    the same with FactoryOptions.Intern
 //	impl=informers-list      our informer over the same typed client with
 //	                         watch-list off: the same protocol as clientgo
+//	impl=wire-floor          no informer: the same watch-list request as
+//	                         ours, its stream read and framed, no object
+//	                         decoded (benchWireFloor); what the server and
+//	                         the transport take, for any client
+//
+// Each sync starts with the client's and kube-apiserver's heaps just
+// collected, so that none pays for the garbage of the one before.
 //
 // ns/op is the time from creating the factory to synced; B/op and
 // allocs/op count every goroutine's allocations meanwhile; retained-B/obj
@@ -996,6 +1004,9 @@ func benchEndToEnd(b *testing.B, env *testenv.Env, s benchE2ESync, count int) {
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
+		if err := env.CollectAPIServerGarbage(b.Context()); err != nil {
+			b.Fatal(err)
+		}
 		base := bf.LiveHeap()
 		clientBefore, serverBefore := benchCPU(b, env)
 		b.StartTimer()
@@ -1080,6 +1091,7 @@ func benchE2ESyncs[T informers.Object, L informers.List](cs kubernetes.Interface
 		{"clientgo-watchlist", true, clientGo},
 		{"informers", false, ours(informers.FactoryOptions{Namespace: ns})},
 		{"informers-intern", false, ours(informers.FactoryOptions{Namespace: ns, Intern: true})},
+		{"wire-floor", false, benchWireFloor(cs, ns, gvr, reflect.TypeFor[T]().Elem().Name())},
 		{"informers-list", false, func(ctx context.Context) (func(), error) {
 			lw := informers.FromClient[T](client)
 			lw.DisableWatchList = true

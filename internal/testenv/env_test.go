@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,31 @@ func TestServerCPU(t *testing.T) {
 		after, err := env.ServerCPU()
 		return assert.NoError(t, err) && after > before
 	}, deadline, time.Millisecond, "the server's CPU time grows with requests")
+}
+
+// CollectAPIServerGarbage runs a collection in kube-apiserver: its last
+// collection, as its metrics report it, is not older than the call.
+func TestCollectAPIServerGarbage(t *testing.T) {
+	env := testenv.Shared(t)
+	ctx := t.Context()
+	lastGC := func() time.Time {
+		metrics, err := clientset(t, env).CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		require.NoError(t, err)
+		for line := range strings.Lines(string(metrics)) {
+			if v, ok := strings.CutPrefix(line, "go_memstats_last_gc_time_seconds "); ok {
+				secs, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				require.NoError(t, err)
+				return time.Unix(0, int64(secs*1e9))
+			}
+		}
+		require.FailNow(t, "kube-apiserver reports no go_memstats_last_gc_time_seconds")
+		return time.Time{}
+	}
+	before := time.Now()
+	require.True(t, lastGC().Before(before), "kube-apiserver collected during the test's first request")
+	require.NoError(t, env.CollectAPIServerGarbage(ctx))
+	// The metric is a float of seconds: about a microsecond of precision.
+	assert.False(t, lastGC().Before(before.Add(-time.Microsecond)), "kube-apiserver's last collection is older than the call")
 }
 
 func TestRestrictedUser(t *testing.T) {

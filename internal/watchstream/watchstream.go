@@ -285,12 +285,12 @@ func eventType(typ []byte) (watch.EventType, error) {
 // watchEventFields returns the type of a metav1.WatchEvent and the raw
 // bytes of its object.
 func watchEventFields(b []byte) (typ, raw []byte, err error) {
-	err = eachBytesField(b, func(num protowire.Number, v []byte) error {
+	err = EachBytesField(b, func(num protowire.Number, v []byte) error {
 		switch num {
 		case 1:
 			typ = v
 		case 2: // a RawExtension: its raw bytes are field 1
-			return eachBytesField(v, func(num protowire.Number, v []byte) error {
+			return EachBytesField(v, func(num protowire.Number, v []byte) error {
 				if num == 1 {
 					raw = v
 				}
@@ -309,10 +309,10 @@ func watchEventFields(b []byte) (typ, raw []byte, err error) {
 // An object in a watch event is not compressed: the content encoding
 // (field 3) is always empty.
 func unknownFields(b []byte) (kind, raw []byte, err error) {
-	err = eachBytesField(b, func(num protowire.Number, v []byte) error {
+	err = EachBytesField(b, func(num protowire.Number, v []byte) error {
 		switch num {
 		case 1: // TypeMeta: the kind is field 2
-			return eachBytesField(v, func(num protowire.Number, v []byte) error {
+			return EachBytesField(v, func(num protowire.Number, v []byte) error {
 				if num == 2 {
 					kind = v
 				}
@@ -333,9 +333,9 @@ func unknownFields(b []byte) (kind, raw []byte, err error) {
 	return kind, raw, nil
 }
 
-// eachBytesField calls fn with each length-delimited field of message b,
-// and skips the others.
-func eachBytesField(b []byte, fn func(protowire.Number, []byte) error) error {
+// EachBytesField calls fn with each length-delimited field of protobuf
+// message b, and skips the others.
+func EachBytesField(b []byte, fn func(protowire.Number, []byte) error) error {
 	malformed := func(n int) error { return fmt.Errorf("malformed protobuf: %w", protowire.ParseError(n)) }
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
