@@ -215,22 +215,26 @@ func TestInternLike(t *testing.T) {
 // pod before it of the same deployment, as the informer does.
 func BenchmarkInternLike(b *testing.B) {
 	const count, deployments = 20_000, 10
-	var n int
-	for b.Loop() {
-		b.StopTimer()
-		pods := decodedPods(b, count, false, bf.Protobuf)
-		in := New[*corev1.Pod]()
-		b.StartTimer()
-		for i, p := range pods {
-			if i < deployments {
-				in.Intern(p)
-			} else {
-				in.InternLike(p, pods[i-deployments])
+	for _, managedFields := range []bool{false, true} {
+		b.Run(fmt.Sprintf("managedFields=%v", managedFields), func(b *testing.B) {
+			var n int
+			for b.Loop() {
+				b.StopTimer()
+				pods := decodedPods(b, count, managedFields, bf.Protobuf)
+				in := New[*corev1.Pod]()
+				b.StartTimer()
+				for i, p := range pods {
+					if i < deployments {
+						in.Intern(p)
+					} else {
+						in.InternLike(p, pods[i-deployments])
+					}
+				}
+				n += count
 			}
-		}
-		n += count
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/pod")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/pod")
 }
 
 // maps of types without a typed walk go through reflection.
