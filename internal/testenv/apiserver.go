@@ -119,21 +119,39 @@ func (a *apiServer) waitReady(ctx context.Context) error {
 // ready reports whether /readyz answers ok; if not, the error lists the
 // failing checks.
 func (a *apiServer) ready(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.host()+"/readyz", nil)
+	body, err := a.get(ctx, "/readyz")
+	if err != nil && body != "" {
+		return fmt.Errorf("%w: %s", err, failedChecks(body))
+	}
+	return err
+}
+
+// collectGarbage makes kube-apiserver run a full garbage collection: it
+// collects before it writes a heap profile asked for with gc=1.
+func (a *apiServer) collectGarbage(ctx context.Context) error {
+	defer a.client.CloseIdleConnections() // no goroutines linger between uses
+	_, err := a.get(ctx, "/debug/pprof/heap?gc=1")
+	return err
+}
+
+// get sends a GET of path as the admin user and returns the first 64 KiB
+// of the answer, and an error if it is not 200 OK.
+func (a *apiServer) get(ctx context.Context, path string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.host()+path, nil)
 	if err != nil {
-		return err
+		return "", err
 	}
 	req.Header.Set("Authorization", "Bearer "+a.creds.adminToken)
 	resp, err := a.client.Do(req)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("/readyz: %s: %s", resp.Status, failedChecks(string(body)))
+		return string(body), fmt.Errorf("%s: %s", path, resp.Status)
 	}
-	return nil
+	return string(body), nil
 }
 
 // failedChecks keeps the failing lines of a verbose /readyz answer.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -199,25 +198,13 @@ func (e *Env) ServerCPU() (time.Duration, error) {
 // sync starts from the same server heap and does not pay for the garbage
 // of the one before.
 func (e *Env) CollectAPIServerGarbage(ctx context.Context) error {
-	cfg := e.Config()
-	client, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return fmt.Errorf("testenv: collecting kube-apiserver's garbage: %w", err)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped {
+		return errors.New("testenv: CollectAPIServerGarbage after Stop")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+"/debug/pprof/heap?gc=1", nil)
-	if err != nil {
+	if err := e.apiserver.collectGarbage(ctx); err != nil {
 		return fmt.Errorf("testenv: collecting kube-apiserver's garbage: %w", err)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("testenv: collecting kube-apiserver's garbage: %w", err)
-	}
-	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return fmt.Errorf("testenv: collecting kube-apiserver's garbage: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("testenv: collecting kube-apiserver's garbage: %s", resp.Status)
 	}
 	return nil
 }
