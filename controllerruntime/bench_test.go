@@ -108,10 +108,10 @@ func BenchmarkCache(b *testing.B) {
 		// The parent of the sub-benchmarks runs once, -count or not: one
 		// control plane and one set of pods per size.
 		b.Run(fmt.Sprintf("pods=%d", count), func(b *testing.B) {
-			cfg, picks := benchControlPlane(b, count)
+			env, cfg, picks := benchControlPlane(b, count)
 			for _, impl := range []benchImpl{benchCR, benchOurs, benchCRList, benchOursList} {
 				b.Run("op=sync/impl="+impl.name, func(b *testing.B) {
-					benchSync(b, impl, cfg, count)
+					benchSync(b, impl, env, cfg, count)
 				})
 			}
 			for _, impl := range []benchImpl{benchCR, benchOurs} {
@@ -122,9 +122,9 @@ func BenchmarkCache(b *testing.B) {
 }
 
 // benchControlPlane starts a control plane for the rest of b, creates
-// count realistic pods in it and returns a protobuf client configuration
-// for it and the reads to measure.
-func benchControlPlane(b *testing.B, count int) (*rest.Config, []benchPick) {
+// count realistic pods in it and returns it, a protobuf client
+// configuration for it and the reads to measure.
+func benchControlPlane(b *testing.B, count int) (*testenv.Env, *rest.Config, []benchPick) {
 	pods := bf.NewPodList(count, benchSpread)
 	env := testenv.New(b, testenv.Options{})
 	cfg := env.Config()
@@ -139,7 +139,7 @@ func benchControlPlane(b *testing.B, count int) (*rest.Config, []benchPick) {
 		b.Fatal(err)
 	}
 	klog.Background().Info("Created the pods", "count", pods.Len(), "namespaces", benchSpread.Namespaces, "elapsed", time.Since(start).Round(time.Second))
-	return cfg, benchPicks(pods)
+	return env, cfg, benchPicks(pods)
 }
 
 // benchPick is what a read asks for: the namespace and the node of a pod,
@@ -270,8 +270,10 @@ func benchGateOff(b *testing.B) {
 	})
 }
 
-// benchSync measures impl's initial sync of count pods.
-func benchSync(b *testing.B, impl benchImpl, cfg *rest.Config, count int) {
+// benchSync measures impl's initial sync of count pods. Before each, the
+// API server's heap is collected, as the client's is, so that no sync pays
+// for the garbage of the one before.
+func benchSync(b *testing.B, impl benchImpl, env *testenv.Env, cfg *rest.Config, count int) {
 	if impl.gateOff {
 		benchGateOff(b)
 	}
@@ -279,6 +281,9 @@ func benchSync(b *testing.B, impl benchImpl, cfg *rest.Config, count int) {
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
+		if err := env.CollectAPIServerGarbage(b.Context()); err != nil {
+			b.Fatal(err)
+		}
 		base := bf.LiveHeap()
 		heap := bf.StartHeapPeak(time.Millisecond)
 		b.StartTimer()
