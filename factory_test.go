@@ -2,8 +2,11 @@ package informers_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,9 +28,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubetyped/informers"
@@ -364,6 +369,35 @@ func TestFactoryWaitForSyncForbidden(t *testing.T) {
 	assert.True(t, apierrors.IsForbidden(err))
 	assert.Contains(t, err.Error(), "secrets.v1")
 	assert.NotContains(t, err.Error(), "pods.v1", "the pods informer synced")
+}
+
+func TestFactoryDiscoveryError(t *testing.T) {
+	// A server that refuses every request, discovery first.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(&metav1.Status{
+			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+			Status:   metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+			Message: fmt.Sprintf("User %q cannot get path %q", "bob", r.URL.Path),
+		})
+	}))
+	t.Cleanup(srv.Close)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	require.NoError(t, err)
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Backoff: fastBackoff})
+	informers.Informer[*appsv1.Deployment](f)
+	startFactory(t, f)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	err = f.WaitForSync(ctx)
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 10*time.Second, "returned promptly, not at the deadline")
+	assert.True(t, apierrors.IsForbidden(err), "the 403 is in the chain: %v", err)
+	assert.Contains(t, err.Error(), "deployments.v1.apps")
+	assert.Contains(t, err.Error(), "discovery of apps/v1", "says which request failed")
+	assert.Contains(t, err.Error(), `User "bob" cannot get path "/apis/apps/v1"`, "carries the server's message")
 }
 
 func TestFactoryDynamicAndMetadata(t *testing.T) {

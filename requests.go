@@ -355,9 +355,11 @@ func (a *apiAccess) resource(ctx context.Context, gvr schema.GroupVersionResourc
 	list := a.resources[gv]
 	a.mu.Unlock()
 	if list == nil {
-		raw, err := a.discovery.Get().AbsPath(groupVersionPath(gv)...).SetHeader("Accept", "application/json").Do(ctx).Raw()
+		res := a.discovery.Get().AbsPath(groupVersionPath(gv)...).SetHeader("Accept", "application/json").Do(ctx)
+		raw, err := res.Raw()
 		if err != nil {
-			return metav1.APIResource{}, err
+			// Error decodes the server's Status, which Raw leaves out.
+			return metav1.APIResource{}, fmt.Errorf("discovery of %s: %w", gv, res.Error())
 		}
 		list = &metav1.APIResourceList{}
 		if err := json.Unmarshal(raw, list); err != nil {
