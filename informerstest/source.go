@@ -57,10 +57,38 @@ type snapshot[T any] struct {
 	items []T
 }
 
-type change[T any] struct {
-	rv  uint64
-	typ watch.EventType
-	obj T
+// change is one write: the object after it, and before it if it was an
+// update.
+type change[T informers.Object] struct {
+	rv   uint64
+	typ  watch.EventType
+	obj  T
+	prev T // Modified only
+}
+
+// eventFor returns the event of c that a watch with filter f sees, and
+// whether it sees one. As with kube-apiserver's watch cache, an update
+// that makes an object match arrives as Added, and one that makes it stop
+// matching as Deleted, carrying the object as it was, at c's version.
+func (c change[T]) eventFor(f watchFilter) (watch.Event, bool) {
+	matches := f.matches(c.obj)
+	if c.typ != watch.Modified {
+		if !matches {
+			return watch.Event{}, false
+		}
+		return watch.Event{Type: c.typ, Object: c.obj.DeepCopyObject()}, true
+	}
+	switch matched := f.matches(c.prev); {
+	case matches && matched:
+		return watch.Event{Type: watch.Modified, Object: c.obj.DeepCopyObject()}, true
+	case matches:
+		return watch.Event{Type: watch.Added, Object: c.obj.DeepCopyObject()}, true
+	case matched:
+		gone := c.prev.DeepCopyObject().(T)
+		gone.SetResourceVersion(c.obj.GetResourceVersion())
+		return watch.Event{Type: watch.Deleted, Object: gone}, true
+	}
+	return watch.Event{}, false
 }
 
 type watchFilter struct {
@@ -117,7 +145,7 @@ func (s *Source[T, L]) Delete(namespace, name string) (string, error) {
 	s.rv++
 	gone := old.DeepCopyObject().(T)
 	gone.SetResourceVersion(s.version())
-	s.record(watch.Deleted, gone)
+	s.record(change[T]{typ: watch.Deleted, obj: gone})
 	return s.version(), nil
 }
 
@@ -142,16 +170,18 @@ func (s *Source[T, L]) write(typ watch.EventType, obj T) (string, error) {
 	s.rv++
 	stored.SetResourceVersion(s.version())
 	s.objects[key] = stored
-	s.record(typ, stored)
+	s.record(change[T]{typ: typ, obj: stored, prev: old})
 	return s.version(), nil
 }
 
-// record appends a change to the history and sends it to matching watchers.
-func (s *Source[T, L]) record(typ watch.EventType, obj T) {
-	s.history = append(s.history, change[T]{rv: s.rv, typ: typ, obj: obj})
+// record appends c, at the current version, to the history and sends it
+// to the watchers that see it.
+func (s *Source[T, L]) record(c change[T]) {
+	c.rv = s.rv
+	s.history = append(s.history, c)
 	for w, f := range s.watchers {
-		if f.matches(obj) {
-			w.send(watch.Event{Type: typ, Object: obj.DeepCopyObject()})
+		if ev, ok := c.eventFor(f); ok {
+			w.send(ev)
 		}
 	}
 }
@@ -320,7 +350,9 @@ func (s *Source[T, L]) List(ctx context.Context, ns string, opts metav1.ListOpti
 // it starts with the current objects as Added events; from a version it
 // replays what changed after it, or fails with 410 if that was compacted.
 // With SendInitialEvents it streams the current objects and then the
-// bookmark that ends them, unless RefuseWatchList is set.
+// bookmark that ends them, unless RefuseWatchList is set. An update that
+// moves an object into a watch's selectors arrives as Added, and one that
+// moves it out as Deleted, as from kube-apiserver.
 func (s *Source[T, L]) Watch(ctx context.Context, ns string, opts metav1.ListOptions) (watch.Interface, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -366,8 +398,11 @@ func (s *Source[T, L]) Watch(ctx context.Context, ns string, opts metav1.ListOpt
 		return nil, s.expired()
 	default:
 		for _, c := range s.history {
-			if c.rv > rv && f.matches(c.obj) {
-				w.send(watch.Event{Type: c.typ, Object: c.obj.DeepCopyObject()})
+			if c.rv <= rv {
+				continue
+			}
+			if ev, ok := c.eventFor(f); ok {
+				w.send(ev)
 			}
 		}
 	}

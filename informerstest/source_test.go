@@ -126,3 +126,55 @@ func TestSourceErrorsAndWrites(t *testing.T) {
 	assert.Equal(t, informerstest.Calls{List: 1, Watch: 1}, src.Calls())
 	assert.Zero(t, src.Watchers())
 }
+
+// An update that makes an object match a watch's selector arrives as
+// Added, and one that makes it stop matching as Deleted with the object as
+// it was, live and replayed from history alike, as kube-apiserver sends
+// them.
+func TestSourceWatchSelectorTransitions(t *testing.T) {
+	pod := func(app string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p", Labels: map[string]string{"app": app}}}
+	}
+	tests := []struct {
+		from, to string
+		want     watch.EventType // "": no event
+		wantApp  string
+	}{
+		{from: "x", to: "x", want: watch.Modified, wantApp: "x"},
+		{from: "y", to: "x", want: watch.Added, wantApp: "x"},
+		{from: "x", to: "y", want: watch.Deleted, wantApp: "x"},
+		{from: "y", to: "z"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.from+"→"+tt.to, func(t *testing.T) {
+			src := newSource(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			from, err := src.Add(pod(tt.from))
+			require.NoError(t, err)
+			opts := metav1.ListOptions{LabelSelector: "app=x", ResourceVersion: from}
+			live, err := src.Watch(ctx, "", opts)
+			require.NoError(t, err)
+			to, err := src.Update(pod(tt.to))
+			require.NoError(t, err)
+			replayed, err := src.Watch(ctx, "", opts)
+			require.NoError(t, err)
+			// A later change the watches see, to tell "no event" apart.
+			_, err = src.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "q", Labels: map[string]string{"app": "x"}}})
+			require.NoError(t, err)
+
+			for name, w := range map[string]watch.Interface{"live": live, "replayed": replayed} {
+				ev := next(t, w)
+				if tt.want == "" {
+					assert.Equal(t, "q", ev.Object.(*corev1.Pod).Name, "%s: no event for p", name)
+					continue
+				}
+				p := ev.Object.(*corev1.Pod)
+				assert.Equal(t, tt.want, ev.Type, name)
+				assert.Equal(t, "p", p.Name, name)
+				assert.Equal(t, tt.wantApp, p.Labels["app"], name)
+				assert.Equal(t, to, p.ResourceVersion, "%s: at the update's version", name)
+			}
+		})
+	}
+}
