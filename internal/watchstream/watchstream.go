@@ -74,6 +74,7 @@ type protobufWatch[T runtime.Object] struct {
 	again  func() (watch.Interface, error) // the request through client-go
 	kind   string
 	newT   func() T
+	sizes  *sizePlan // nil: nothing to presize
 	result chan watch.Event
 	done   chan struct{}
 	stop   sync.Once
@@ -100,6 +101,7 @@ func Watch[T runtime.Object](ctx context.Context, req *rest.Request, kind string
 		again:  func() (watch.Interface, error) { return req.Watch(ctx) },
 		kind:   kind,
 		newT:   newT,
+		sizes:  sizePlanFor(reflect.TypeOf(newT()).Elem()),
 		result: make(chan watch.Event, watchQueue),
 		done:   make(chan struct{}),
 		log:    klog.FromContext(ctx),
@@ -258,6 +260,9 @@ func (w *protobufWatch[T]) decode(frame []byte) (watch.Event, error) {
 	switch string(kind) {
 	case w.kind:
 		obj := w.newT()
+		if w.sizes != nil {
+			w.sizes.presize(reflect.ValueOf(obj).UnsafePointer(), data)
+		}
 		if err := any(obj).(unmarshaler).Unmarshal(data); err != nil {
 			return watch.Event{}, fmt.Errorf("decoding %s: %w", w.kind, err)
 		}
