@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
@@ -79,6 +80,20 @@ func waitSynced[T informers.Object](t *testing.T, inf *informers.SharedInformer[
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, inf.WaitForSync(ctx))
+}
+
+// waitFailsPromptly calls wait with a minute to spare and returns its
+// error, which must come well before that deadline: a cause that retrying
+// does not fix, such as a 403, ends the wait at once.
+func waitFailsPromptly(t *testing.T, wait func(context.Context) error) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	err := wait(ctx)
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 10*time.Second, "returned promptly, not at the deadline")
+	return err
 }
 
 // eventually polls cond until it holds, failing the test after a deadline.
