@@ -64,7 +64,9 @@ func sizePlanFor(t reflect.Type) *sizePlan {
 }
 
 // buildSizePlan returns the plan of struct type t, nil if it has nothing to
-// presize. A struct cannot hold itself by value, so the recursion ends.
+// presize; the structs it holds by value share their plans through
+// sizePlanFor. A struct cannot hold itself by value, so the recursion
+// ends.
 func buildSizePlan(t reflect.Type) *sizePlan {
 	var p sizePlan
 	for i := range t.NumField() {
@@ -80,7 +82,7 @@ func buildSizePlan(t reflect.Type) *sizePlan {
 		case f.Type.Kind() == reflect.Map:
 			sf = sizeField{kind: sizeMapped, off: f.Offset, typ: f.Type}
 		case f.Type.Kind() == reflect.Struct:
-			sub := buildSizePlan(f.Type)
+			sub := sizePlanFor(f.Type)
 			if sub == nil {
 				continue
 			}
