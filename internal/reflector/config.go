@@ -1,7 +1,9 @@
 // Package reflector keeps a sink in step with the server: it lists, then
 // watches, and relists when it must, with client-go's reflector semantics
-// (paged lists, resource version "0" first, relist from "" after 410,
-// bookmarks, watch timeouts, watch-list streaming, backoff with jitter).
+// (paged lists, resource version "0" first; after a watch's 410, a relist
+// not older than the last version, and from "" once that version turns
+// out unavailable; bookmarks, watch timeouts, watch-list streaming,
+// backoff with jitter).
 //
 // It is generic in the object type T and the list type L, and pushes typed
 // objects into a Sink on its own goroutine: no queue sits between the watch

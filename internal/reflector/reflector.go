@@ -61,6 +61,7 @@ type Reflector[T Object, L List] struct {
 	relistReason  string // why the next sync is a relist
 	syncStart     time.Time
 	lastProgress  time.Time // when progress was last logged
+	expiredAt     string    // the version at which the last watch expired
 
 	// received counts the objects of the sync in progress, or of the last
 	// one; lastEvent is when the last change or bookmark was applied, in
@@ -198,7 +199,7 @@ func (r *Reflector[T, L]) syncState(ctx context.Context) (watch.Interface, bool)
 // held at a time.
 func (r *Reflector[T, L]) list(ctx context.Context) bool {
 	rv := r.relistResourceVersion()
-	opts := metav1.ListOptions{ResourceVersion: rv, Limit: r.pageSize(rv)}
+	opts := listOptions(rv, r.pageSize(rv))
 	r.sink.StartList()
 	var next *pageFetch[L]
 	defer func() {
@@ -231,7 +232,7 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 			r.log.V(4).Info("List resource version unavailable; listing the latest", "resourceVersion", opts.ResourceVersion, "err", err)
 			r.rvUnavailable = true
 			rv = ""
-			opts = metav1.ListOptions{Limit: r.pageSize(rv)}
+			opts = listOptions(rv, r.pageSize(rv))
 			continue
 		default:
 			r.notServed = apierrors.IsNotFound(err)
@@ -244,8 +245,9 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 			r.paginated = true
 		}
 		if cont != "" {
+			// A continuation carries its version in the token.
 			opts.Continue = cont
-			opts.ResourceVersion = ""
+			opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
 			next = r.fetchPage(ctx, opts)
 		}
 		if err := r.putItems(list); err != nil {
@@ -263,6 +265,20 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 		}
 		r.logProgress()
 	}
+}
+
+// listOptions returns the options of the first request of a list at rv
+// with the given limit. A list at a version with a limit is, by the API's
+// legacy rule, an exact read, which etcd serves at that version for as
+// long as it keeps it: after an API server restart, the very state the
+// watch just called expired. So such a list asks for data not older than
+// rv, as a list without a limit gets by default.
+func listOptions(rv string, limit int64) metav1.ListOptions {
+	opts := metav1.ListOptions{ResourceVersion: rv, Limit: limit}
+	if limit > 0 && rv != "" && rv != "0" {
+		opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
+	}
+	return opts
 }
 
 // pageFetch is a list page being fetched on a goroutine of its own.
@@ -440,6 +456,9 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 				if isRetriable(err) && r.sleep(ctx, r.delay()) {
 					continue
 				}
+				if IsExpired(err) {
+					r.watchExpired()
+				}
 				r.relistReason = relistReason(err)
 				return
 			}
@@ -468,6 +487,7 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 			// A list at the last version returns data at least as fresh:
 			// relist from it before falling back to a consistent read.
 			r.log.V(4).Info("Watch expired; relisting", "err", err)
+			r.watchExpired()
 			r.cfg.OnError(OpWatch, err)
 			r.relistReason = RelistExpired
 			return
@@ -487,6 +507,18 @@ func (r *Reflector[T, L]) watch(ctx context.Context, w watch.Interface) {
 			return
 		}
 	}
+}
+
+// watchExpired records that a watch from r.rv got 410 Expired. The relist
+// then asks for data not older than r.rv, unless a watch expired at r.rv
+// before: the relist since then returned no newer state (a server that
+// serves an old version from etcd after a restart, say), so the next one
+// is a consistent read, and the cache cannot stay behind.
+func (r *Reflector[T, L]) watchExpired() {
+	if r.rv == r.expiredAt {
+		r.rvUnavailable = true
+	}
+	r.expiredAt = r.rv
 }
 
 // relistReason names why a watch that failed with err needs a relist.

@@ -308,9 +308,12 @@ func TestPageSizePagesEveryList(t *testing.T) {
 			if pageSize == 0 {
 				assert.Equal(t, int64(500), opts[0].Limit)
 				assert.Zero(t, opts[1].Limit)
+				assert.Empty(t, opts[1].ResourceVersionMatch, "no limit: not older than by default")
 			} else {
 				assert.Equal(t, pageSize, opts[0].Limit)
 				assert.Equal(t, pageSize, opts[1].Limit)
+				assert.Equal(t, metav1.ResourceVersionMatchNotOlderThan, opts[1].ResourceVersionMatch,
+					"a paged list at a version would otherwise be an exact read")
 			}
 		})
 	}
@@ -513,4 +516,91 @@ func TestWatchListStreamStoppedWhenRunEndsAtSync(t *testing.T) {
 	}})
 	<-done
 	assert.True(t, stream.IsStopped(), "the stream was left open")
+}
+
+// restartedServer stands for kube-apiserver restarted over an etcd that
+// still holds old versions: its watch cache starts at version now, so a
+// watch from an older version gets 410, while a paged list at an older
+// version with no resourceVersionMatch is an exact read from etcd, unless
+// exactOnly says it serves every paged list at a version that way.
+type restartedServer struct {
+	exactOnly bool
+	watches   chan *watch.FakeWatcher
+
+	mu       sync.Mutex
+	restart  bool // false: the server before its restart, at version 220
+	lists    []metav1.ListOptions
+	expiries int
+}
+
+func (s *restartedServer) list(_ context.Context, opts metav1.ListOptions) (*corev1.PodList, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lists = append(s.lists, opts)
+	exact := opts.Limit > 0 && opts.ResourceVersion != "" && opts.ResourceVersion != "0" &&
+		(opts.ResourceVersionMatch == "" || s.exactOnly)
+	if !s.restart || exact && opts.ResourceVersion == "220" {
+		return podList("220", "", "a", "b"), nil
+	}
+	return podList("300", "", "a"), nil
+}
+
+func (s *restartedServer) watch(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.restart && opts.ResourceVersion == "220" {
+		s.expiries++
+		return nil, apierrors.NewResourceExpired("too old resource version: 220 (300)")
+	}
+	w := watch.NewFakeWithChanSize(10, false)
+	s.watches <- w
+	return w, nil
+}
+
+// After an API server restart a watch expires; the relist that follows,
+// paged or not, must not return the expired state, which would keep the
+// cache there, synced, while every watch expires again.
+func TestRelistAfterRestartIsNotStale(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		pageSize  int64
+		exactOnly bool
+	}{
+		{name: "unpaged"},
+		{name: "paged", pageSize: 5},
+		{name: "paged, exact reads only", pageSize: 5, exactOnly: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &restartedServer{exactOnly: tc.exactOnly, watches: make(chan *watch.FakeWatcher, 10)}
+			sink := newSink()
+			r := New[*corev1.Pod, *corev1.PodList](Config[*corev1.PodList]{
+				Description: "pods",
+				List:        s.list,
+				Watch:       s.watch,
+				PageSize:    tc.pageSize,
+				Backoff:     &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30},
+			}, sink)
+			runUntilCleanup(t, r)
+			w := <-s.watches
+			<-sink.synced
+			require.Equal(t, "220", r.LastSyncResourceVersion())
+
+			s.mu.Lock()
+			s.restart = true
+			s.mu.Unlock()
+			w.Error(&apierrors.NewResourceExpired("too old resource version: 220 (300)").ErrStatus)
+			select {
+			case <-s.watches: // watching from a version the server has
+			case <-time.After(wait.ForeverTestTimeout):
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				t.Fatalf("no watch after %d lists and %d expired watches; last list %+v", len(s.lists), s.expiries, s.lists[len(s.lists)-1])
+			}
+			assert.Equal(t, "300", r.LastSyncResourceVersion())
+			assert.Contains(t, sink.get(), "finish")
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			assert.LessOrEqual(t, s.expiries, 1, "at most one watch from the expired version after the first 410")
+		})
+	}
 }
