@@ -232,7 +232,9 @@ func (i *SharedInformer[T]) Resource() schema.GroupVersionResource { return i.re
 func (i *SharedInformer[T]) String() string { return i.desc }
 
 // Run lists and watches until ctx ends, then waits for handler calls in
-// progress to return. It fails if the informer ran or was stopped before.
+// progress to return. Once ctx has ended no handler call begins: events
+// still queued for handlers are dropped and resyncs stop. It fails if the
+// informer ran or was stopped before.
 func (i *SharedInformer[T]) Run(ctx context.Context) error {
 	log := klog.FromContext(ctx).WithValues("informer", i.desc)
 	ctx = klog.NewContext(ctx, log)

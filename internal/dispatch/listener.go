@@ -304,13 +304,16 @@ func (l *Listener[T]) InCall() bool { return l.state.Load()&stateInCall != 0 }
 func (l *Listener[T]) Done() <-chan struct{} { return l.done }
 
 // Run delivers notifications until Stop is called or ctx ends. It runs at
-// most once; a listener stopped before Run never delivers.
+// most once; a listener stopped before Run never delivers. When ctx ends,
+// the listener stops as Stop does: what is queued is dropped, resync ends,
+// and no call begins, so Run returns once a call in progress has.
 func (l *Listener[T]) Run(ctx context.Context) {
 	if l.started.Swap(true) {
 		return
 	}
 	defer l.doneOnce.Do(func() { close(l.done) })
 	defer l.Stop()
+	defer context.AfterFunc(ctx, l.Stop)()
 	var resync <-chan time.Time
 	var timer clock.Timer
 	if l.resync > 0 {
@@ -332,7 +335,7 @@ func (l *Listener[T]) Run(ctx context.Context) {
 			l.resyncNow(timer)
 			continue
 		}
-		if !l.deliverBatch(batch) {
+		if !l.deliverBatch(ctx.Done(), batch) {
 			return
 		}
 		if l.keyOf == nil {
@@ -342,8 +345,10 @@ func (l *Listener[T]) Run(ctx context.Context) {
 }
 
 // deliverBatch delivers batch, skipping the slots merging cancelled, and
-// reports false if the listener was stopped meanwhile.
-func (l *Listener[T]) deliverBatch(batch []Notification[T]) bool {
+// reports false if the listener was stopped meanwhile, or stops it and
+// reports false once ending is closed: Run's context ended, and
+// context.AfterFunc may not have stopped the listener yet.
+func (l *Listener[T]) deliverBatch(ending <-chan struct{}, batch []Notification[T]) bool {
 	var start time.Time
 	if l.observe != nil {
 		start = time.Now()
@@ -352,6 +357,11 @@ func (l *Listener[T]) deliverBatch(batch []Notification[T]) bool {
 		kind := batch[i].Kind
 		if kind == 0 {
 			continue
+		}
+		select {
+		case <-ending:
+			l.Stop()
+		default:
 		}
 		if !l.enterCall() {
 			l.delivered.Add(int64(live(batch[i:])))

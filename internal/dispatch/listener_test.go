@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -228,5 +230,61 @@ func TestNoCallBeginsAfterStop(t *testing.T) {
 		cancel()
 		require.LessOrEqual(t, calls.Load(), limit, "a call began after Stop returned")
 		assert.False(t, l.InCall())
+	}
+}
+
+// When Run's context ends, the listener stops as Stop does, whatever waits
+// in its queue and however often it resyncs: the call in progress
+// finishes, no other begins, and Run returns.
+func TestContextEndStopsDelivery(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		merge  bool
+		resync time.Duration
+	}{
+		{name: "queue"},
+		{name: "merging queue", merge: true},
+		{name: "queue with resync", resync: time.Millisecond},
+		{name: "merging queue with resync", merge: true, resync: time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			entered, release := make(chan struct{}), make(chan struct{})
+			var calls atomic.Int64
+			cfg := Config[int]{
+				Deliver: func(Notification[int]) {
+					if calls.Add(1) == 1 {
+						close(entered)
+						<-release
+					}
+				},
+				Resync: tc.resync,
+			}
+			cfg.OnResync = func(l *Listener[int]) {
+				for i := range 20 {
+					l.Push(Notification[int]{Kind: Update, New: i})
+				}
+			}
+			if tc.merge {
+				cfg.KeyOf = func(i int) types.NamespacedName { return types.NamespacedName{Name: strconv.Itoa(i)} }
+			}
+			l := New(cfg)
+			ctx, cancel := context.WithCancel(context.Background())
+			go l.Run(ctx)
+			for i := range 2000 {
+				l.Push(Notification[int]{Kind: Add, New: i})
+			}
+			l.Push(Notification[int]{Kind: Synced})
+			<-entered
+			cancel()
+			close(release)
+			select {
+			case <-l.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("Run did not return; %d calls, backlog %d", calls.Load(), l.Backlog())
+			}
+			assert.Equal(t, int64(1), calls.Load(), "a call began after the context ended")
+			assert.True(t, l.Stopped())
+			assert.Zero(t, l.Backlog())
+		})
 	}
 }
