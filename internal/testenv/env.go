@@ -221,12 +221,19 @@ func (e *Env) RestartAPIServer(ctx context.Context) error {
 }
 
 // CrashAPIServer kills kube-apiserver (SIGKILL, as kill -9, a crash or the
-// OOM killer do) and starts it again on the same port, returning once
-// /readyz reports ok. Nothing ends gracefully: requests in flight get no
-// answer, watches no end, and the new server's watch cache starts afresh
-// at etcd's current revision.
+// OOM killer do), writes to etcd while it is down, as the other API
+// servers of a cluster go on doing, and starts it again on the same port,
+// returning once /readyz reports ok. Nothing ends gracefully: requests in
+// flight get no answer and watches no end. The new server's watch cache
+// starts past the version of every client, so that a watch resuming from
+// the last version a client saw fails with 410 Gone.
 func (e *Env) CrashAPIServer(ctx context.Context) error {
-	return e.restartAPIServer(ctx, "crashed and restarted", (*process).kill)
+	return e.restartAPIServer(ctx, "crashed and restarted", func(p *process) error {
+		if err := p.kill(); err != nil {
+			return err
+		}
+		return e.etcd.moveOn(ctx)
+	})
 }
 
 // restartAPIServer ends kube-apiserver with stop and starts it again.

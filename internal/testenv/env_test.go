@@ -162,7 +162,8 @@ func TestWatchListServedByDefault(t *testing.T) {
 }
 
 // After a graceful restart or a crash (kill -9) of kube-apiserver, the
-// same client works again: its dead connections are replaced.
+// same client works again: its dead connections are replaced. After a
+// crash, a watch from the last version seen before it is gone.
 func TestRestartAPIServer(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
 	ctx := testContext(t)
@@ -172,12 +173,16 @@ func TestRestartAPIServer(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		restart func(context.Context) error
+		gone    bool // a watch from the last version before is gone
 	}{
-		{"RestartAPIServer", env.RestartAPIServer},
-		{"CrashAPIServer", env.CrashAPIServer},
+		{"RestartAPIServer", env.RestartAPIServer, false},
+		{"CrashAPIServer", env.CrashAPIServer, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := cs.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{})
+			name := "before-" + strings.ToLower(tc.name)
+			cm, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, newConfigMap(name), metav1.CreateOptions{})
+			require.NoError(t, err)
+			w, err := cs.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: cm.ResourceVersion})
 			require.NoError(t, err)
 			defer w.Stop()
 			start := time.Now()
@@ -185,8 +190,12 @@ func TestRestartAPIServer(t *testing.T) {
 			t.Logf("%s took %v", tc.name, time.Since(start))
 			for range w.ResultChan() { // the watch ends with the server
 			}
+			if tc.gone {
+				err := watchFrom(t, cs.CoreV1().ConfigMaps(ns).Watch, cm.ResourceVersion)
+				assert.True(t, isGone(err), "want 410 Gone, got %v", err)
+			}
 
-			name := "after-" + strings.ToLower(tc.name)
+			name = "after-" + strings.ToLower(tc.name)
 			_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, newConfigMap(name), metav1.CreateOptions{})
 			require.NoError(t, err, "creating after the restart")
 			cms, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
