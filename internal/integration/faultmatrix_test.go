@@ -142,14 +142,15 @@ func expireWatches(t *testing.T, r *matrixRun) {
 
 // failLists makes every informer relist, by a 410 on its watch, and fails
 // its next lists (or watch-list streams): one with 500, one broken off
-// halfway, and, for informers with a page size, one on its second page.
+// halfway, and, for informers with a page size, one with 500 on its
+// second page and one whose continue token expires there.
 func failLists(t *testing.T, r *matrixRun) {
 	r.churned(t, 20)
 	r.hitWatches(t, "relisted through failing lists and watches again", func(m *matrixInformer) {
 		m.faults.ExpireWatches(1)
 		m.faults.FailLists(failWithStatus, breakOff)
 		if m.pageSize > 0 {
-			m.faults.FailLists(failNextPage)
+			m.faults.FailLists(failNextPage, expireNextPage)
 		}
 	})
 }

@@ -58,6 +58,9 @@ const (
 	// answers the request for the next page with 500; a list that asks
 	// for no page size fails with 500 at once.
 	failNextPage
+	// expireNextPage is failNextPage with 410 Gone, as the server answers
+	// a continue token that has expired.
+	expireNextPage
 )
 
 // faults is a client transport (install its wrap as a
@@ -150,11 +153,14 @@ func (f *faults) decide(req *http.Request, kind requestKind) (answer *metav1.Sta
 		q := req.URL.Query()
 		firstPage := kind == listRequest && q.Get("continue") == "" && q.Get("limit") != "" && q.Get("limit") != "0"
 		switch lf := f.listFaults[0]; {
-		case lf == failNextPage && firstPage:
+		case (lf == failNextPage || lf == expireNextPage) && firstPage:
 			// Let it through; the next page fails.
 		case lf == breakOff:
 			f.listFaults = f.listFaults[1:]
 			breakBody = true
+		case lf == expireNextPage:
+			f.listFaults = f.listFaults[1:]
+			answer = &apierrors.NewResourceExpired("the provided continue parameter is too old (injected)").ErrStatus
 		default:
 			f.listFaults = f.listFaults[1:]
 			answer = &apierrors.NewInternalError(errors.New("injected list failure")).ErrStatus
