@@ -23,8 +23,9 @@ import (
 // (fastBackoff); what takes longer is stuck, not slow.
 const convergeWithin = 30 * time.Second
 
-// faultWait bounds each step of injecting a fault, such as waiting until
-// every informer has met it.
+// faultWait bounds each step of a fault's run: the informers' initial
+// sync, a number of writes of the churn, and waiting until every informer
+// has met the fault.
 const faultWait = time.Minute
 
 // TestFaultMatrix runs every combination of the informer options that
@@ -175,9 +176,9 @@ type matrixRun struct {
 	churn     *churner
 }
 
-// startMatrix creates a namespace and its objects, starts an informer of
-// every combination on it, waits until every handler has synced, and
-// starts the churn.
+// startMatrix creates a namespace, its objects and the churn on them,
+// then starts an informer of every combination there and waits until
+// every handler has synced.
 func startMatrix(t *testing.T, ctx context.Context, env *testenv.Env) *matrixRun {
 	r := &matrixRun{ctx: ctx, env: env, admin: clientset(t, env.Config())}
 	r.ns = namespace(t, r.admin)
@@ -190,8 +191,10 @@ func startMatrix(t *testing.T, ctx context.Context, env *testenv.Env) *matrixRun
 	for i, c := range matrixCombos() {
 		r.informers = append(r.informers, startMatrixInformer(t, env, r.ns, c, i))
 	}
+	syncCtx, cancel := context.WithTimeout(ctx, faultWait)
+	defer cancel()
 	for _, m := range r.informers {
-		m.waitForSync(t, ctx)
+		m.waitForSync(t, syncCtx)
 	}
 	return r
 }
@@ -248,6 +251,9 @@ func (r *matrixRun) converge(t *testing.T) {
 	start := time.Now()
 	var server []corev1.ConfigMap
 	results := map[*matrixInformer]string{}
+	for _, m := range r.informers {
+		results[m] = "never compared: the server's objects could not be listed"
+	}
 	pollUntil(convergeWithin, func() (bool, string) {
 		l, err := r.admin.CoreV1().ConfigMaps(r.ns).List(r.ctx, metav1.ListOptions{})
 		if err != nil {

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
@@ -220,4 +224,66 @@ func (e *errorCounts) String() string {
 		parts[i] = fmt.Sprintf("%s ×%d", what, e.counts[what])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// The matrix's checks find what they look for: diff names the objects
+// missing, extra and stale, and a tracker the events that make no sense
+// in order.
+func TestMatrixChecks(t *testing.T) {
+	cm := func(name, uid, rv string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(uid), ResourceVersion: rv}}
+	}
+	want := map[string]version{"ns/a": {"1", "10"}, "ns/b": {"2", "11"}, "ns/c": {"3", "12"}}
+	assert.Empty(t, diff(want, maps.Clone(want)))
+	got := map[string]version{"ns/a": {"1", "9"}, "ns/c": {"4", "13"}, "ns/d": {"5", "14"}}
+	assert.Equal(t, "1 missing [ns/b]; 1 extra [ns/d]; 2 stale [ns/a at uid 1 rv 9, not uid 1 rv 10 ns/c at uid 4 rv 13, not uid 3 rv 12]", diff(want, got))
+
+	type handler = tracker[*corev1.ConfigMap]
+	for _, tc := range []struct {
+		name    string
+		events  func(h *handler)
+		problem string // "" if none
+		view    map[string]version
+	}{
+		{"add, update, delete and recreate", func(h *handler) {
+			h.HandleAdd(cm("a", "1", "10"), true)
+			h.HandleUpdate(cm("a", "1", "10"), cm("a", "1", "11"))
+			h.HandleDelete(informers.Deleted[*corev1.ConfigMap]{Object: cm("a", "1", "11")})
+			h.HandleAdd(cm("a", "2", "12"), false)
+			h.HandleAdd(cm("b", "3", "13"), false)
+		}, "", map[string]version{"ns/a": {"2", "12"}, "ns/b": {"3", "13"}}},
+		{"added twice", func(h *handler) {
+			h.HandleAdd(cm("a", "1", "10"), true)
+			h.HandleAdd(cm("a", "2", "12"), false)
+		}, "ns/a added again", nil},
+		{"updated, not added", func(h *handler) {
+			h.HandleUpdate(cm("a", "1", "10"), cm("a", "1", "11"))
+		}, "ns/a: update (uid 1 rv 11) of an object not added", nil},
+		{"deleted twice", func(h *handler) {
+			h.HandleAdd(cm("a", "1", "10"), true)
+			h.HandleDelete(informers.Deleted[*corev1.ConfigMap]{Object: cm("a", "1", "10")})
+			h.HandleDelete(informers.Deleted[*corev1.ConfigMap]{Object: cm("a", "1", "10")})
+		}, "ns/a: delete (uid 1 rv 10) of an object not added", nil},
+		{"another UID updated", func(h *handler) {
+			h.HandleAdd(cm("a", "1", "10"), true)
+			h.HandleUpdate(cm("a", "1", "10"), cm("a", "2", "11"))
+		}, "ns/a: update of uid 2, added as uid 1", nil},
+		{"version back", func(h *handler) {
+			h.HandleAdd(cm("a", "1", "10"), true)
+			h.HandleUpdate(cm("a", "1", "10"), cm("a", "1", "9"))
+		}, "ns/a went back from 10 to 9", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newTracker[*corev1.ConfigMap]()
+			tc.events(h)
+			view, problems := h.view()
+			if tc.problem == "" {
+				assert.Empty(t, problems)
+				assert.Equal(t, tc.view, view)
+				return
+			}
+			require.Len(t, problems, 1)
+			assert.Contains(t, problems[0], tc.problem)
+		})
+	}
 }
