@@ -3,12 +3,10 @@ package integration
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -103,13 +102,23 @@ func eventually(t *testing.T, d time.Duration, cond func() bool, msg string, arg
 
 // lastEvent is what a handler last saw of one object.
 type lastEvent struct {
+	uid     types.UID
 	rv      string
 	deleted bool
 	unknown bool
 }
 
-// tracker is a handler that remembers, per object, its last event, and
-// checks that each object's events arrive in resource version order.
+// version is an object's identity and version: what a cache, a handler's
+// view and the server are compared by.
+type version struct {
+	uid types.UID
+	rv  string
+}
+
+// tracker is a handler that remembers, per object, its last event. It
+// checks that the events of each object make sense in order: versions
+// never go back, an object is added before it is updated or deleted, and
+// deleted before it is added again.
 type tracker[T informers.Object] struct {
 	mu       sync.Mutex
 	last     map[string]lastEvent
@@ -124,7 +133,8 @@ func newTracker[T informers.Object]() *tracker[T] {
 
 func keyOf(o metav1.Object) string { return o.GetNamespace() + "/" + o.GetName() }
 
-func (k *tracker[T]) see(o metav1.Object, ev lastEvent) {
+// see records ev, the event of o of type what.
+func (k *tracker[T]) see(o metav1.Object, what string, ev lastEvent) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.events++
@@ -132,22 +142,58 @@ func (k *tracker[T]) see(o metav1.Object, ev lastEvent) {
 		k.unknowns++
 	}
 	key := keyOf(o)
-	if prev, ok := k.last[key]; ok && !prev.deleted && !ev.deleted && rvLess(ev.rv, prev.rv) {
-		k.problems = append(k.problems, fmt.Sprintf("%s went back from %s to %s", key, prev.rv, ev.rv))
+	prev, ok := k.last[key]
+	present := ok && !prev.deleted
+	switch {
+	case what == "add" && present:
+		k.problem("%s added again (uid %s rv %s) without a delete of uid %s rv %s", key, ev.uid, ev.rv, prev.uid, prev.rv)
+	case what != "add" && !present:
+		k.problem("%s: %s (uid %s rv %s) of an object not added", key, what, ev.uid, ev.rv)
+	case what != "add" && prev.uid != ev.uid:
+		k.problem("%s: %s of uid %s, added as uid %s", key, what, ev.uid, prev.uid)
+	case present && !ev.deleted && rvLess(ev.rv, prev.rv):
+		k.problem("%s went back from %s to %s", key, prev.rv, ev.rv)
 	}
 	k.last[key] = ev
 }
 
-func (k *tracker[T]) HandleAdd(o T, _ bool) { k.see(o, lastEvent{rv: o.GetResourceVersion()}) }
-func (k *tracker[T]) HandleUpdate(_, o T)   { k.see(o, lastEvent{rv: o.GetResourceVersion()}) }
+// problem records a problem; k.mu is held.
+func (k *tracker[T]) problem(format string, args ...any) {
+	if len(k.problems) < 20 {
+		k.problems = append(k.problems, fmt.Sprintf(format, args...))
+	}
+}
+
+func (k *tracker[T]) HandleAdd(o T, _ bool) {
+	k.see(o, "add", lastEvent{uid: o.GetUID(), rv: o.GetResourceVersion()})
+}
+
+func (k *tracker[T]) HandleUpdate(_, o T) {
+	k.see(o, "update", lastEvent{uid: o.GetUID(), rv: o.GetResourceVersion()})
+}
+
 func (k *tracker[T]) HandleDelete(d informers.Deleted[T]) {
-	k.see(d.Object, lastEvent{rv: d.Object.GetResourceVersion(), deleted: true, unknown: d.FinalStateUnknown})
+	k.see(d.Object, "delete", lastEvent{uid: d.Object.GetUID(), rv: d.Object.GetResourceVersion(), deleted: true, unknown: d.FinalStateUnknown})
 }
 
 func (k *tracker[T]) count() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.events
+}
+
+// view returns the handler's events replayed: the objects it was told of
+// and not told are gone, and the problems its events showed.
+func (k *tracker[T]) view() (map[string]version, []string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	v := make(map[string]version, len(k.last))
+	for key, ev := range k.last {
+		if !ev.deleted {
+			v[key] = version{ev.uid, ev.rv}
+		}
+	}
+	return v, slices.Clone(k.problems)
 }
 
 // converged reports whether the handler's view equals the server's objects.
@@ -178,72 +224,6 @@ func rvLess(a, b string) bool {
 	x, err1 := strconv.ParseUint(a, 10, 64)
 	y, err2 := strconv.ParseUint(b, 10, 64)
 	return err1 == nil && err2 == nil && x < y
-}
-
-// partition is a transport that can cut a client off the server: requests
-// fail as if the connection were refused, and open responses (watches) end.
-type partition struct {
-	next http.RoundTripper
-
-	mu     sync.Mutex
-	cut    bool
-	bodies map[*cutBody]struct{}
-}
-
-func newPartition() *partition { return &partition{bodies: map[*cutBody]struct{}{}} }
-
-// wrap is a rest.Config.WrapTransport.
-func (p *partition) wrap(rt http.RoundTripper) http.RoundTripper {
-	p.next = rt
-	return p
-}
-
-func (p *partition) RoundTrip(req *http.Request) (*http.Response, error) {
-	p.mu.Lock()
-	cut := p.cut
-	p.mu.Unlock()
-	if cut {
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
-	}
-	resp, err := p.next.RoundTrip(req)
-	if err != nil {
-		return resp, err
-	}
-	b := &cutBody{ReadCloser: resp.Body, p: p}
-	p.mu.Lock()
-	p.bodies[b] = struct{}{}
-	p.mu.Unlock()
-	resp.Body = b
-	return resp, nil
-}
-
-// Cut cuts the client off and ends its open responses.
-func (p *partition) Cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = true
-	for b := range p.bodies {
-		b.ReadCloser.Close()
-	}
-}
-
-// Heal lets requests through again.
-func (p *partition) Heal() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = false
-}
-
-type cutBody struct {
-	io.ReadCloser
-	p *partition
-}
-
-func (b *cutBody) Close() error {
-	b.p.mu.Lock()
-	delete(b.p.bodies, b)
-	b.p.mu.Unlock()
-	return b.ReadCloser.Close()
 }
 
 // wire records the requests a client makes and the content types of the

@@ -26,7 +26,7 @@ func TestEmptyNamespaceResumes(t *testing.T) {
 	ns := namespace(t, admin)
 	ctx := ctxFor(t, 2*time.Minute)
 
-	net := newPartition()
+	net := newFaults("configmaps")
 	cfg := env.Config()
 	cfg.WrapTransport = net.wrap
 	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})

@@ -31,7 +31,7 @@ func TestRelistAfterCompaction(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	net := newPartition()
+	net := newFaults("configmaps")
 	cfg := env.Config()
 	cfg.WrapTransport = net.wrap
 	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})

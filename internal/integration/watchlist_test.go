@@ -14,31 +14,23 @@ import (
 	"github.com/kubetyped/informers/internal/testenv"
 )
 
-// requests sorts the exchanges of one resource into lists, plain watches
-// and watch-list streams.
+// requests counts the lists, plain watches and watch-list streams of one
+// resource among the exchanges.
 func requests(t *testing.T, w *wire, resource string) (lists, watches, streams int) {
 	t.Helper()
 	for _, ex := range w.exchanges() {
 		u, err := url.Parse(ex.url)
 		require.NoError(t, err)
-		if ex.method != "GET" || !pathEndsWith(u.Path, resource) {
-			continue
-		}
-		q := u.Query()
-		switch {
-		case q.Get("watch") == "true" && q.Get("sendInitialEvents") == "true":
-			streams++
-		case q.Get("watch") == "true":
-			watches++
-		default:
+		switch kindOf(ex.method, u, resource) {
+		case listRequest:
 			lists++
+		case watchRequest:
+			watches++
+		case watchListRequest:
+			streams++
 		}
 	}
 	return lists, watches, streams
-}
-
-func pathEndsWith(p, resource string) bool {
-	return len(p) >= len(resource)+1 && p[len(p)-len(resource)-1:] == "/"+resource
 }
 
 func createConfigMaps(t *testing.T, env *testenv.Env, ns string, n int) {

@@ -31,8 +31,8 @@
 // with an admin user (group system:masters) and a user named
 // [RestrictedUser] without any permissions, and the ServiceAccount admission
 // plugin disabled so that pods can be created without a controller-manager.
-// [Env.RestartAPIServer], [Env.RestartEtcd] and [Env.Compact] disturb it the
-// way production does.
+// [Env.RestartAPIServer], [Env.CrashAPIServer], [Env.RestartEtcd] and
+// [Env.Compact] disturb it the way production does.
 //
 // Watch-list streaming: kube-apiserver 1.37 serves watch requests with
 // sendInitialEvents=true by default. The WatchList feature gate is Beta and

@@ -217,19 +217,40 @@ func (e *Env) Dir() string { return e.dir }
 // period) and starts it again on the same port, returning once /readyz
 // reports ok. Clients see their connections and watches end.
 func (e *Env) RestartAPIServer(ctx context.Context) error {
+	return e.restartAPIServer(ctx, "restarted", func(p *process) error { return p.stop(ctx, restartGrace) })
+}
+
+// CrashAPIServer kills kube-apiserver (SIGKILL, as kill -9, a crash or the
+// OOM killer do), writes to etcd while it is down, as the other API
+// servers of a cluster go on doing, and starts it again on the same port,
+// returning once /readyz reports ok. Nothing ends gracefully: requests in
+// flight get no answer and watches no end. The new server's watch cache
+// starts past the version of every client, so that a watch resuming from
+// the last version a client saw fails with 410 Gone.
+func (e *Env) CrashAPIServer(ctx context.Context) error {
+	return e.restartAPIServer(ctx, "crashed and restarted", func(p *process) error {
+		if err := p.kill(); err != nil {
+			return err
+		}
+		return e.etcd.moveOn(ctx)
+	})
+}
+
+// restartAPIServer ends kube-apiserver with stop and starts it again.
+func (e *Env) restartAPIServer(ctx context.Context, what string, stop func(*process) error) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stopped {
-		return errors.New("testenv: RestartAPIServer after Stop")
+		return errors.New("testenv: restarting kube-apiserver after Stop")
 	}
 	start := time.Now()
-	if err := e.apiserver.proc.stop(ctx, restartGrace); err != nil {
+	if err := stop(e.apiserver.proc); err != nil {
 		return fmt.Errorf("testenv: stopping kube-apiserver: %w", err)
 	}
 	if err := e.apiserver.start(ctx); err != nil {
 		return fmt.Errorf("testenv: restarting kube-apiserver: %w", err)
 	}
-	klog.FromContext(ctx).Info("restarted kube-apiserver", "elapsed", time.Since(start).Round(time.Millisecond))
+	klog.FromContext(ctx).Info(what+" kube-apiserver", "elapsed", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -161,22 +161,48 @@ func TestWatchListServedByDefault(t *testing.T) {
 	assert.Equal(t, "true", ev.Object.(*corev1.ConfigMap).Annotations[metav1.InitialEventsAnnotationKey])
 }
 
+// After a graceful restart or a crash (kill -9) of kube-apiserver, the
+// same client works again: its dead connections are replaced. After a
+// crash, a watch from the last version seen before it is gone.
 func TestRestartAPIServer(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
 	ctx := testContext(t)
 	cs := clientset(t, env)
 	ns := createNamespace(t, cs)
 
-	start := time.Now()
-	require.NoError(t, env.RestartAPIServer(ctx))
-	t.Logf("RestartAPIServer took %v", time.Since(start))
+	for _, tc := range []struct {
+		name    string
+		restart func(context.Context) error
+		gone    bool // a watch from the last version before is gone
+	}{
+		{"RestartAPIServer", env.RestartAPIServer, false},
+		{"CrashAPIServer", env.CrashAPIServer, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "before-" + strings.ToLower(tc.name)
+			cm, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, newConfigMap(name), metav1.CreateOptions{})
+			require.NoError(t, err)
+			w, err := cs.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: cm.ResourceVersion})
+			require.NoError(t, err)
+			defer w.Stop()
+			start := time.Now()
+			require.NoError(t, tc.restart(ctx))
+			t.Logf("%s took %v", tc.name, time.Since(start))
+			for range w.ResultChan() { // the watch ends with the server
+			}
+			if tc.gone {
+				err := watchFrom(t, cs.CoreV1().ConfigMaps(ns).Watch, cm.ResourceVersion)
+				assert.True(t, isGone(err), "want 410 Gone, got %v", err)
+			}
 
-	// The same client works again: its dead connections are replaced.
-	_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, newConfigMap("after-restart"), metav1.CreateOptions{})
-	require.NoError(t, err, "creating after the restart")
-	cms, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
-	require.NoError(t, err, "listing after the restart")
-	assert.True(t, hasName(cms.Items, "after-restart"))
+			name = "after-" + strings.ToLower(tc.name)
+			_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, newConfigMap(name), metav1.CreateOptions{})
+			require.NoError(t, err, "creating after the restart")
+			cms, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+			require.NoError(t, err, "listing after the restart")
+			assert.True(t, hasName(cms.Items, name))
+		})
+	}
 }
 
 func TestRestartEtcd(t *testing.T) {

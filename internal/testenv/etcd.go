@@ -123,6 +123,21 @@ func (e *etcdServer) compact(ctx context.Context) (int64, error) {
 	return rev, nil
 }
 
+// movedOnKey is the key, outside kube-apiserver's prefix, that moveOn
+// writes.
+const movedOnKey = "testenv/moved-on"
+
+// moveOn writes to etcd, so that its revision moves past every version
+// kube-apiserver has served.
+func (e *etcdServer) moveOn(ctx context.Context) error {
+	defer e.client.CloseIdleConnections()
+	put := map[string]any{"key": []byte(movedOnKey), "value": []byte(time.Now().Format(time.RFC3339Nano))}
+	if err := e.gateway(ctx, "/v3/kv/put", put, nil); err != nil {
+		return fmt.Errorf("writing while kube-apiserver is down: %w", err)
+	}
+	return nil
+}
+
 // gateway posts req as JSON to etcd's gRPC gateway at path and decodes the
 // answer into resp unless it is nil. []byte fields encode as base64, as the
 // gateway expects for bytes.

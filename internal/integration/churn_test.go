@@ -1,0 +1,154 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// selectedLabel is the label that selected informers select on, and that
+// a churner flips.
+const selectedLabel = "fault-matrix/selected"
+
+// churner changes the config maps of a namespace on its own goroutine until
+// stopped: it creates, updates, deletes, deletes and recreates under the
+// same name (a new UID), and flips selectedLabel, on names drawn at
+// random from a fixed set. Writes that fail (the server is down, the name
+// is taken) are part of the churn: it carries on.
+type churner struct {
+	cs    kubernetes.Interface
+	ns    string
+	names []string
+	rng   *rand.Rand
+
+	exists  map[string]bool // as far as the last write to each name told
+	writes  atomic.Int64    // writes that succeeded
+	stop    context.CancelFunc
+	stopped sync.WaitGroup
+}
+
+// churnNames is how many names a churner draws from; it creates the first
+// churnStart of them before it starts.
+const churnNames, churnStart = 140, 120
+
+// startChurn creates the namespace's first objects, then churns them.
+func startChurn(ctx context.Context, cs kubernetes.Interface, ns string, seed uint64) (*churner, error) {
+	c := &churner{cs: cs, ns: ns, rng: rand.New(rand.NewPCG(seed, seed)), exists: map[string]bool{}}
+	for i := range churnNames {
+		c.names = append(c.names, fmt.Sprintf("cm-%03d", i))
+	}
+	err := parallel(churnStart, 8, func(i int) error {
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, churnObject(c.names[i], i%2 == 0), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the first objects: %w", err)
+	}
+	for _, name := range c.names[:churnStart] {
+		c.exists[name] = true
+	}
+	ctx, c.stop = context.WithCancel(ctx)
+	c.stopped.Go(func() { c.run(ctx) })
+	return c, nil
+}
+
+// Stop stops the churn and waits for its last write to return.
+func (c *churner) Stop() {
+	c.stop()
+	c.stopped.Wait()
+}
+
+// Writes returns how many writes have succeeded.
+func (c *churner) Writes() int64 { return c.writes.Load() }
+
+// errorPause paces writes while they fail, so that a server that is down
+// is not asked thousands of times a second; it is not synchronisation.
+const errorPause = 20 * time.Millisecond
+
+func (c *churner) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		if err := c.step(ctx); err != nil && ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(errorPause):
+			}
+		}
+	}
+}
+
+// step makes one change, to a name drawn at random: it creates the object
+// if it is missing, and otherwise updates it, flips its label, deletes it
+// or deletes and recreates it.
+func (c *churner) step(ctx context.Context) error {
+	name := c.names[c.rng.IntN(len(c.names))]
+	var err error
+	switch p := c.rng.IntN(100); {
+	case !c.exists[name]:
+		err = c.create(ctx, name, c.rng.IntN(2) == 0)
+	case p < 35:
+		err = c.patch(ctx, name, fmt.Sprintf(`{"data":{"v":"%d"}}`, c.rng.Uint32()))
+	case p < 60:
+		err = c.patch(ctx, name, fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, selectedLabel, yesNo(c.rng.IntN(2) == 0)))
+	case p < 75:
+		err = c.delete(ctx, name)
+	default:
+		if err = c.delete(ctx, name); err == nil {
+			err = c.create(ctx, name, c.rng.IntN(2) == 0)
+		}
+	}
+	return err
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// churnObject is a new object of a churner's, selected or not.
+func churnObject(name string, selected bool) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{selectedLabel: yesNo(selected)}},
+		Data:       map[string]string{"v": "0"},
+	}
+}
+
+func (c *churner) create(ctx context.Context, name string, selected bool) error {
+	_, err := c.cs.CoreV1().ConfigMaps(c.ns).Create(ctx, churnObject(name, selected), metav1.CreateOptions{})
+	return c.done(name, err, true)
+}
+
+func (c *churner) patch(ctx context.Context, name, patch string) error {
+	_, err := c.cs.CoreV1().ConfigMaps(c.ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return c.done(name, err, true)
+}
+
+func (c *churner) delete(ctx context.Context, name string) error {
+	err := c.cs.CoreV1().ConfigMaps(c.ns).Delete(ctx, name, metav1.DeleteOptions{})
+	return c.done(name, err, false)
+}
+
+// done records the outcome of a write to name that, if it succeeded,
+// left the object existing or not.
+func (c *churner) done(name string, err error, exists bool) error {
+	switch {
+	case err == nil:
+		c.exists[name] = exists
+		c.writes.Add(1)
+	case apierrors.IsAlreadyExists(err):
+		c.exists[name] = true
+	case apierrors.IsNotFound(err):
+		c.exists[name] = false
+	}
+	return err
+}

@@ -1,0 +1,289 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testenv"
+)
+
+// transformedAnnotation marks the objects that the matrix's transform
+// changed.
+const transformedAnnotation = "fault-matrix/transformed"
+
+// matrixInformer is one combination of the matrix, running: an informer
+// in a factory of its own, over a transport of its own, with two handlers.
+type matrixInformer struct {
+	combo
+	faults *faults
+	inf    *informers.SharedInformer[*corev1.ConfigMap]
+	shard  *informers.Shard // of a sharded informer
+	// handlers are a handler without MergeByKey and one with it.
+	handlers [2]*tracker[*corev1.ConfigMap]
+	regs     [2]*informers.Registration[*corev1.ConfigMap]
+	errs     errorCounts
+}
+
+// handlerNames name the handlers of a matrixInformer, in order.
+var handlerNames = [2]string{"handler", "MergeByKey handler"}
+
+// startMatrixInformer starts the informer of combination c, the i-th, on
+// namespace ns; it stops at the end of the test.
+func startMatrixInformer(t *testing.T, env *testenv.Env, ns string, c combo, i int) *matrixInformer {
+	m := &matrixInformer{combo: c, faults: newFaults("configmaps")}
+	if !c.watchList {
+		m.faults.RefuseWatchList()
+	}
+	cfg := env.Config()
+	cfg.WrapTransport = m.faults.wrap
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Namespace: ns, Backoff: fastBackoff, OnError: m.errs.record})
+	opts := informers.Options[*corev1.ConfigMap]{PageSize: c.pageSize}
+	if c.selected {
+		opts.LabelSelector = selectedLabel + "=yes"
+	}
+	switch c.kind {
+	case transformedInformer:
+		opts.Transform = markTransformed
+	case internedInformer:
+		opts.Intern = true
+	case shardedInformer:
+		shard := informers.ShardOf(informers.ShardByUID, i%2, 2)
+		m.shard, opts.Shard = &shard, &shard
+	}
+	m.inf = informers.InformerWith(f, opts)
+	for j, merge := range []bool{false, true} {
+		m.handlers[j] = newTracker[*corev1.ConfigMap]()
+		var hopts []informers.HandlerOption
+		if merge {
+			hopts = append(hopts, informers.MergeByKey())
+		}
+		var err error
+		m.regs[j], err = m.inf.AddHandler(m.handlers[j], hopts...)
+		require.NoError(t, err)
+	}
+	startFactory(t, f)
+	return m
+}
+
+// markTransformed is the transform of transformed informers: it drops
+// managedFields and marks the object.
+func markTransformed(cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+	cm.ManagedFields = nil
+	if cm.Annotations == nil {
+		cm.Annotations = map[string]string{}
+	}
+	cm.Annotations[transformedAnnotation] = "true"
+	return cm, nil
+}
+
+// waitForSync waits until both handlers have synced, and checks that the
+// informer gets its state the way its combination says.
+func (m *matrixInformer) waitForSync(t *testing.T, ctx context.Context) {
+	t.Helper()
+	for _, reg := range m.regs {
+		require.NoError(t, reg.WaitForSync(ctx), m.String())
+	}
+	// A sharded informer lists, whatever the server offers: its list
+	// responses say whether the server filtered.
+	require.Equal(t, m.watchList && m.kind != shardedInformer, m.inf.UsesWatchList(), "%s streams its initial state", m)
+	if m.shard != nil {
+		require.Equal(t, informers.ShardFilterServer, m.inf.ShardStatus().Filter, "%s: the server filters shards", m)
+	}
+}
+
+// selects reports whether cm belongs in the informer's cache.
+func (m *matrixInformer) selects(cm *corev1.ConfigMap) bool {
+	return (!m.selected || cm.Labels[selectedLabel] == "yes") && (m.shard == nil || m.shard.Contains(cm))
+}
+
+// check compares the informer with server, the objects of its namespace:
+// its cache with the objects it selects, each handler's view with its
+// cache. It returns "" if they are equal, or what differs.
+func (m *matrixInformer) check(server []corev1.ConfigMap) string {
+	if !m.inf.HasSynced() {
+		return "not synced"
+	}
+	want := map[string]version{}
+	for i := range server {
+		if cm := &server[i]; m.selects(cm) {
+			want[keyOf(cm)] = version{cm.UID, cm.ResourceVersion}
+		}
+	}
+	cached := map[string]version{}
+	for cm := range m.inf.Lister().All() {
+		if m.kind == transformedInformer && cm.Annotations[transformedAnnotation] != "true" {
+			return fmt.Sprintf("cache: %s is not transformed", keyOf(cm))
+		}
+		cached[keyOf(cm)] = version{cm.UID, cm.ResourceVersion}
+	}
+	if d := diff(want, cached); d != "" {
+		return "cache against the server: " + d
+	}
+	for j, h := range m.handlers {
+		view, problems := h.view()
+		if len(problems) > 0 {
+			return fmt.Sprintf("%s: %s", handlerNames[j], strings.Join(problems, "; "))
+		}
+		if d := diff(cached, view); d != "" {
+			return fmt.Sprintf("%s's view against the cache: %s", handlerNames[j], d)
+		}
+	}
+	return ""
+}
+
+// describe says what the informer did, for a failure message.
+func (m *matrixInformer) describe() string {
+	s := m.faults.stats()
+	return fmt.Sprintf("requests: %d lists, %d watches, %d watch-lists, %d refused; errors: %s; at version %q, %d objects cached, synced %v",
+		s.lists, s.watches, s.watchLists, s.refused, m.errs.String(), m.inf.LastSyncResourceVersion(), m.inf.Lister().Len(), m.inf.HasSynced())
+}
+
+// diff says how got differs from want, or "" if it does not: the keys
+// missing, those extra, and those at another UID or version.
+func diff(want, got map[string]version) string {
+	var missing, extra, stale []string
+	for _, k := range sortedKeys(want) {
+		g, ok := got[k]
+		switch w := want[k]; {
+		case !ok:
+			missing = append(missing, k)
+		case g != w:
+			stale = append(stale, fmt.Sprintf("%s at uid %s rv %s, not uid %s rv %s", k, g.uid, g.rv, w.uid, w.rv))
+		}
+	}
+	for _, k := range sortedKeys(got) {
+		if _, ok := want[k]; !ok {
+			extra = append(extra, k)
+		}
+	}
+	if len(missing)+len(extra)+len(stale) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d missing %s; %d extra %s; %d stale %s", len(missing), firstFew(missing), len(extra), firstFew(extra), len(stale), firstFew(stale))
+}
+
+// firstFew lists the first three of s.
+func firstFew(s []string) string {
+	if len(s) > 3 {
+		return fmt.Sprintf("%v...", s[:3])
+	}
+	return fmt.Sprint(s)
+}
+
+// errorCounts counts the errors an informer reports, by operation and
+// HTTP status ("watch 410", "list 500", "watch-list conn").
+type errorCounts struct {
+	mu     sync.Mutex
+	counts map[string]int
+	order  []string
+}
+
+// record is an OnError.
+func (e *errorCounts) record(err error) {
+	what := "other"
+	if lw, ok := errors.AsType[*informers.ListWatchError](err); ok {
+		code := "conn"
+		var st apierrors.APIStatus
+		if errors.As(lw.Err, &st) {
+			code = fmt.Sprint(st.Status().Code)
+		}
+		what = lw.Op + " " + code
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.counts == nil {
+		e.counts = map[string]int{}
+	}
+	if e.counts[what] == 0 {
+		e.order = append(e.order, what)
+	}
+	e.counts[what]++
+}
+
+func (e *errorCounts) String() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.order) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(e.order))
+	for i, what := range e.order {
+		parts[i] = fmt.Sprintf("%s ×%d", what, e.counts[what])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// The matrix's checks find what they look for: diff names the objects
+// missing, extra and stale, and a tracker the events that make no sense
+// in order.
+func TestMatrixChecks(t *testing.T) {
+	cm := func(name, uid, rv string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(uid), ResourceVersion: rv}}
+	}
+	want := map[string]version{"ns/a": {"1", "10"}, "ns/b": {"2", "11"}, "ns/c": {"3", "12"}}
+	assert.Empty(t, diff(want, maps.Clone(want)))
+	got := map[string]version{"ns/a": {"1", "9"}, "ns/c": {"4", "13"}, "ns/d": {"5", "14"}}
+	assert.Equal(t, "1 missing [ns/b]; 1 extra [ns/d]; 2 stale [ns/a at uid 1 rv 9, not uid 1 rv 10 ns/c at uid 4 rv 13, not uid 3 rv 12]", diff(want, got))
+
+	type handler = tracker[*corev1.ConfigMap]
+	for _, tc := range []struct {
+		name    string
+		events  func(h *handler)
+		problem string // "" if none
+		view    map[string]version
+	}{
+		{"add, update, delete and recreate", func(h *handler) {
+			h.HandleAdd(cm("a", "1", "10"), true)
+			h.HandleUpdate(cm("a", "1", "10"), cm("a", "1", "11"))
+			h.HandleDelete(informers.Deleted[*corev1.ConfigMap]{Object: cm("a", "1", "11")})
+			h.HandleAdd(cm("a", "2", "12"), false)
+			h.HandleAdd(cm("b", "3", "13"), false)
+		}, "", map[string]version{"ns/a": {"2", "12"}, "ns/b": {"3", "13"}}},
+		{"added twice", func(h *handler) {
+			h.HandleAdd(cm("a", "1", "10"), true)
+			h.HandleAdd(cm("a", "2", "12"), false)
+		}, "ns/a added again", nil},
+		{"updated, not added", func(h *handler) {
+			h.HandleUpdate(cm("a", "1", "10"), cm("a", "1", "11"))
+		}, "ns/a: update (uid 1 rv 11) of an object not added", nil},
+		{"deleted twice", func(h *handler) {
+			h.HandleAdd(cm("a", "1", "10"), true)
+			h.HandleDelete(informers.Deleted[*corev1.ConfigMap]{Object: cm("a", "1", "10")})
+			h.HandleDelete(informers.Deleted[*corev1.ConfigMap]{Object: cm("a", "1", "10")})
+		}, "ns/a: delete (uid 1 rv 10) of an object not added", nil},
+		{"another UID updated", func(h *handler) {
+			h.HandleAdd(cm("a", "1", "10"), true)
+			h.HandleUpdate(cm("a", "1", "10"), cm("a", "2", "11"))
+		}, "ns/a: update of uid 2, added as uid 1", nil},
+		{"version back", func(h *handler) {
+			h.HandleAdd(cm("a", "1", "10"), true)
+			h.HandleUpdate(cm("a", "1", "10"), cm("a", "1", "9"))
+		}, "ns/a went back from 10 to 9", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newTracker[*corev1.ConfigMap]()
+			tc.events(h)
+			view, problems := h.view()
+			if tc.problem == "" {
+				assert.Empty(t, problems)
+				assert.Equal(t, tc.view, view)
+				return
+			}
+			require.Len(t, problems, 1)
+			assert.Contains(t, problems[0], tc.problem)
+		})
+	}
+}
