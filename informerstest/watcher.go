@@ -18,6 +18,7 @@ type watcher struct {
 	mu     sync.Mutex
 	queue  []watch.Event
 	closed bool // no more events will be queued
+	held   bool // events are queued but not sent
 	wake   chan struct{}
 }
 
@@ -45,7 +46,19 @@ func (w *watcher) send(ev watch.Event) {
 	}
 }
 
+// hold holds back the events, or sends them again.
+func (w *watcher) hold(held bool) {
+	w.mu.Lock()
+	w.held = held
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
 // close ends the stream after the queued events.
+
 func (w *watcher) close() {
 	w.mu.Lock()
 	w.closed = true
@@ -64,7 +77,11 @@ func (w *watcher) forward(ctx context.Context) {
 	for {
 		w.mu.Lock()
 		queue, closed := w.queue, w.closed
-		w.queue = nil
+		if w.held {
+			queue, closed = nil, false
+		} else {
+			w.queue = nil
+		}
 		w.mu.Unlock()
 		for _, ev := range queue {
 			select {
