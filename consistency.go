@@ -220,13 +220,13 @@ func (t *Tracker[T]) Forget(key types.NamespacedName) {
 // forgets them. It gives up after the tracker's timeout, or when ctx ends,
 // with a *ConsistencyError; a *VersionError means versions that cannot be
 // compared (the writes are forgotten: waiting again would not help). It
-// waits for the cache to sync first.
+// waits for the cache to sync first. When the cache shows the writes
+// already, as it mostly does, it returns at once and allocates nothing.
 func (t *Tracker[T]) Wait(ctx context.Context, key types.NamespacedName) error {
-	t.mu.Lock()
-	_, recorded := t.records[key]
-	t.mu.Unlock()
-	if !recorded {
-		return nil
+	if t.inf.HasSynced() {
+		if pending, err := t.settle(key, t.inf.version.Get()); err != nil || len(pending) == 0 {
+			return err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
@@ -238,14 +238,7 @@ func (t *Tracker[T]) Wait(ctx context.Context, key types.NamespacedName) error {
 	}
 	for {
 		have, changed := t.inf.version.Next()
-		t.mu.Lock()
-		pending, err := t.pendingLocked(t.records[key], have)
-		if err != nil || len(pending) == 0 {
-			delete(t.records, key)
-		} else {
-			t.records[key] = pending
-		}
-		t.mu.Unlock()
+		pending, err := t.settle(key, have)
 		if err != nil || len(pending) == 0 {
 			return err
 		}
@@ -257,6 +250,25 @@ func (t *Tracker[T]) Wait(ctx context.Context, key types.NamespacedName) error {
 			return t.notShown(key, pending[0], have, ctx.Err())
 		}
 	}
+}
+
+// settle forgets the writes recorded under key that the cache, at version
+// have, shows, and returns those it does not, or the error that makes it
+// forget them all.
+func (t *Tracker[T]) settle(key types.NamespacedName, have string) ([]write, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	writes, ok := t.records[key]
+	if !ok {
+		return nil, nil
+	}
+	pending, err := t.pendingLocked(writes, have)
+	if err != nil || len(pending) == 0 {
+		delete(t.records, key)
+	} else {
+		t.records[key] = pending
+	}
+	return pending, err
 }
 
 // resolveUnknown turns the writes of unknown outcome recorded under key
