@@ -219,9 +219,10 @@ func (t *Tracker[T]) Forget(key types.NamespacedName) {
 // Wait waits until the cache shows every write recorded under key, then
 // forgets them. It gives up after the tracker's timeout, or when ctx ends,
 // with a *ConsistencyError; a *VersionError means versions that cannot be
-// compared (the writes are forgotten: waiting again would not help). It
-// waits for the cache to sync first. When the cache shows the writes
-// already, as it mostly does, it returns at once and allocates nothing.
+// compared (the writes are forgotten: waiting again would not help). With
+// writes to wait for, it waits for the cache to sync first. When nothing
+// is recorded under key, or the cache shows it already, as it mostly
+// does, it returns at once and allocates nothing.
 func (t *Tracker[T]) Wait(ctx context.Context, key types.NamespacedName) error {
 	if t.inf.HasSynced() {
 		if pending, err := t.settle(key, t.inf.version.Get()); err != nil || len(pending) == 0 {

@@ -40,6 +40,11 @@ func (w *watcher) send(ev watch.Event) {
 		w.queue = append(w.queue, ev)
 	}
 	w.mu.Unlock()
+	w.signal()
+}
+
+// signal wakes forward.
+func (w *watcher) signal() {
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -51,10 +56,7 @@ func (w *watcher) hold(held bool) {
 	w.mu.Lock()
 	w.held = held
 	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	w.signal()
 }
 
 // close ends the stream after the queued events.
@@ -63,10 +65,7 @@ func (w *watcher) close() {
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	w.signal()
 }
 
 // forward moves queued events to the result channel until the stream is

@@ -181,11 +181,7 @@ func TestShardFilterGauge(t *testing.T) {
 	shard := informers.ShardOf(informers.ShardByUID, 0, 2)
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Metrics: m, Shard: &shard})
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- inf.Run(ctx) }()
-	defer func() { cancel(); require.NoError(t, <-done) }()
-	require.NoError(t, inf.WaitForSync(ctx))
+	runSynced(t, inf)
 	url := serve(t, reg, informers.ReadyCheck(inf))
 	eventually(t, func() bool {
 		f := scrape(t, url)
@@ -208,11 +204,7 @@ func TestStalenessGauges(t *testing.T) {
 		Metrics: m, Staleness: &informers.StalenessOptions{Interval: 10 * time.Millisecond, Threshold: 100 * time.Millisecond},
 	})
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- inf.Run(ctx) }()
-	defer func() { cancel(); require.NoError(t, <-done) }()
-	require.NoError(t, inf.WaitForSync(ctx))
+	runSynced(t, inf)
 	url := serve(t, reg, informers.ReadyCheck(inf))
 	eventually(t, func() bool { _, ok := value(scrape(t, url), "informer_staleness_seconds", nil); return ok }, "no staleness gauge")
 
@@ -239,4 +231,14 @@ func TestStalenessGauges(t *testing.T) {
 		code, _ := readyz(t, url)
 		return lag == 0 && versions == 0 && code == 200
 	}, "staleness did not recover")
+}
+
+// runSynced runs inf until the end of the test and waits for it to sync.
+func runSynced(t *testing.T, inf *informers.SharedInformer[*corev1.Pod]) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- inf.Run(ctx) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	require.NoError(t, inf.WaitForSync(ctx))
 }
