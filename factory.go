@@ -173,6 +173,7 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if err != nil {
 		return nil, err
 	}
+	inf.scope.namespace, inf.scope.namespaceKnown = sel.namespace, true
 	e := &factoryEntry{inf: inf, goType: reflect.TypeFor[T](), resync: o.ResyncPeriod, done: make(chan struct{})}
 	if userTransform != nil {
 		e.hasXform, e.xformPtr = true, funcPtr(userTransform)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -46,6 +47,14 @@ type SharedInformer[T Object] struct {
 	// implementation could be waiting for.
 	started atomic.Pointer[runner]
 	shard   *shardState // nil if not sharded
+	// version is the version the cache is at, as its reflectors publish
+	// it; see WaitForVersion.
+	version *reflector.Version
+	// scope is what the informer can cache; serverVersion asks the server
+	// for its current version (see consistency.go, staleness.go).
+	scope         scope
+	serverVersion func(context.Context) (string, error)
+	staleness     *stalenessMonitor // nil unless Options.Staleness
 
 	// handlers is replaced, never changed in place, with mu held. The
 	// writer reads it with the store's write lock held; AddHandler
@@ -96,6 +105,7 @@ type AnyInformer interface {
 	stopUnstarted()
 	free()
 	busyHandlers() []string
+	staleErr() error
 }
 
 // runner is a reflector with its list type erased.
@@ -164,8 +174,18 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 			OnSuccess:       onOK,
 			Observer:        obs,
 			Logger:          log,
+			Version:         i.version,
 		}, sink)
 	}
+	i.scope = newScope(sel, lw.Tweak == nil)
+	i.serverVersion = func(ctx context.Context) (string, error) {
+		list, err := lw.List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return "", err
+		}
+		return list.GetResourceVersion(), nil
+	}
+	i.staleness = newStalenessMonitor(opts.Staleness)
 	return i, nil
 }
 
@@ -195,6 +215,7 @@ func newSharedInformer[T Object](opts Options[T], failed error) *SharedInformer[
 		syncedCh:   make(chan struct{}),
 		stopped:    make(chan struct{}),
 		errChanged: make(chan struct{}),
+		version:    &reflector.Version{},
 	}
 	i.store = store.New[T]()
 	i.reader = newReader(i.store, opts.Resource.GroupResource())
@@ -263,11 +284,13 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 	refl := i.refl
 	i.mu.Unlock()
 
+	monitorDone := i.startStalenessMonitor(ctx)
 	if i.shard != nil {
 		i.runSharded(ctx, log)
 	} else {
 		refl.Run(ctx)
 	}
+	<-monitorDone
 
 	i.mu.Lock()
 	i.state = stopped
@@ -379,6 +402,7 @@ func (i *SharedInformer[T]) Name() string { return i.opts.Name }
 // Stats returns a snapshot of the informer's state.
 func (i *SharedInformer[T]) Stats() InformerStats {
 	st := InformerStats{Objects: i.store.Len(), Synced: i.HasSynced(), Shard: i.shard.status()}
+	st.Staleness, _ = i.stalenessNow()
 	started := i.started.Load()
 	if started == nil {
 		return st

@@ -105,6 +105,10 @@ type InformerStats struct {
 	// applied: time.Since(LastEvent) is how stale the cache may be. It is
 	// kept only for informers with Metrics; zero before.
 	LastEvent time.Time
+	// Staleness is how far the cache lags the server, measured now, for
+	// an informer with a staleness monitor (Options.Staleness); zero
+	// otherwise.
+	Staleness Staleness
 	// Shard is the shard of a sharded informer (Options.Shard), with
 	// whether the server or the client filters it; its Filter is
 	// ShardFilterNone for an informer that is not sharded.

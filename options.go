@@ -97,6 +97,10 @@ type Options[T Object] struct {
 	// Metrics, if set, receives the informer's and its handlers'
 	// measurements; nil means the factory's, or none.
 	Metrics Metrics
+	// Staleness, if set, runs a staleness monitor that measures how far
+	// the cache lags the server (see StalenessOptions); nil means the
+	// factory's, or none.
+	Staleness *StalenessOptions
 	// Name names the informer in metrics and logs. "" means its resource,
 	// with its namespace and selectors if it has any, as in
 	// "pods.v1 namespace=shop labels=app=web".
@@ -153,6 +157,9 @@ type FactoryOptions struct {
 	// plane 40 lists together, and relists after an API server restart
 	// queue up the same way. Informers get their turn in request order.
 	MaxConcurrentLists int
+	// Staleness runs a staleness monitor on every informer (see
+	// StalenessOptions), unless their Options set one.
+	Staleness *StalenessOptions
 	// ShutdownGracePeriod bounds how long Shutdown and Release wait for
 	// handlers to return when their context has already ended; 0 means 30
 	// seconds.
@@ -180,6 +187,9 @@ func (o Options[T]) withDefaults(f FactoryOptions) Options[T] {
 	}
 	if o.Metrics == nil {
 		o.Metrics = f.Metrics
+	}
+	if o.Staleness == nil {
+		o.Staleness = f.Staleness
 	}
 	return o
 }

@@ -14,8 +14,10 @@ import (
 // it returns nil once every syncer has synced, and otherwise an error that
 // names each one that has not, with its last list or watch error, so that
 // a 403 Forbidden reads as one. A handler removed for exceeding its queue
-// limit fails it for good. It does not wait: it reports the state at the
-// time of the request.
+// limit fails it for good, and so, while it lasts, does an informer whose
+// cache lags the server by more than the threshold of its staleness
+// monitor (StalenessOptions). It does not wait: it reports the state at
+// the time of the request.
 func ReadyCheck(syncers ...Syncer) func(*http.Request) error {
 	return func(*http.Request) error { return notReady(syncers) }
 }
@@ -62,6 +64,9 @@ func notReadyOne(s Syncer) error {
 		}
 		if !s.HasSynced() {
 			return &NotSyncedError{Resource: s.String(), LastErr: s.LastError()}
+		}
+		if err := s.staleErr(); err != nil {
+			return err
 		}
 	case AnyRegistration:
 		if err := s.Err(); err != nil {

@@ -43,6 +43,7 @@ type Source[T informers.Object, L informers.List] struct {
 	listErr, watchErr error
 	noWatchList       bool
 	ignoreShards      bool
+	stalled           bool
 	calls             Calls
 }
 
@@ -226,6 +227,20 @@ func (s *Source[T, L]) CloseWatches() {
 	}
 }
 
+// StallWatches, with stall true, holds back every event and bookmark of
+// the open watches and of those opened later: they stay open and silent,
+// as a stream stuck between server and client, and the informers on them
+// stay synced, at their last version, while the source moves on. With
+// stall false the held events are sent, in order.
+func (s *Source[T, L]) StallWatches(stall bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stalled = stall
+	for w := range s.watchers {
+		w.hold(stall)
+	}
+}
+
 // FailList makes every list fail with err until called with nil, and every
 // watch-list request, which lists the initial state by streaming.
 func (s *Source[T, L]) FailList(err error) {
@@ -386,6 +401,7 @@ func (s *Source[T, L]) Watch(ctx context.Context, ns string, opts metav1.ListOpt
 		return nil, apierrors.NewTimeoutError("Too large resource version", 1)
 	}
 	w := newWatcher(ctx, opts.AllowWatchBookmarks)
+	w.hold(s.stalled)
 	switch {
 	case streaming || opts.ResourceVersion == "" || opts.ResourceVersion == "0":
 		for _, obj := range s.sorted(f) {

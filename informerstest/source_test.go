@@ -178,3 +178,35 @@ func TestSourceWatchSelectorTransitions(t *testing.T) {
 		})
 	}
 }
+
+// A stalled watch stays open and sends nothing, bookmarks included, until
+// it is released; then it sends what it held, in order. A watch opened
+// while stalled is stalled too.
+func TestSourceStallWatches(t *testing.T) {
+	src := newSource(t, "a")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := src.Watch(ctx, "", metav1.ListOptions{ResourceVersion: "1", AllowWatchBookmarks: true})
+	require.NoError(t, err)
+	defer w.Stop()
+	src.StallWatches(true)
+	late, err := src.Watch(ctx, "", metav1.ListOptions{ResourceVersion: "1"})
+	require.NoError(t, err)
+	defer late.Stop()
+	_, err = src.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "b"}})
+	require.NoError(t, err)
+	src.Bookmark()
+	select {
+	case ev := <-w.ResultChan():
+		t.Fatalf("a stalled watch sent %v", ev.Type)
+	case ev := <-late.ResultChan():
+		t.Fatalf("a watch opened while stalled sent %v", ev.Type)
+	case <-time.After(20 * time.Millisecond):
+	}
+	assert.Equal(t, 2, src.Watchers(), "stalled watches stay open")
+
+	src.StallWatches(false)
+	assert.Equal(t, watch.Added, next(t, w).Type)
+	assert.Equal(t, watch.Bookmark, next(t, w).Type)
+	assert.Equal(t, watch.Added, next(t, late).Type)
+}

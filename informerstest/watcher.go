@@ -18,6 +18,7 @@ type watcher struct {
 	mu     sync.Mutex
 	queue  []watch.Event
 	closed bool // no more events will be queued
+	held   bool // events are queued but not sent
 	wake   chan struct{}
 }
 
@@ -39,21 +40,32 @@ func (w *watcher) send(ev watch.Event) {
 		w.queue = append(w.queue, ev)
 	}
 	w.mu.Unlock()
+	w.signal()
+}
+
+// signal wakes forward.
+func (w *watcher) signal() {
 	select {
 	case w.wake <- struct{}{}:
 	default:
 	}
 }
 
+// hold holds back the events, or sends them again.
+func (w *watcher) hold(held bool) {
+	w.mu.Lock()
+	w.held = held
+	w.mu.Unlock()
+	w.signal()
+}
+
 // close ends the stream after the queued events.
+
 func (w *watcher) close() {
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	w.signal()
 }
 
 // forward moves queued events to the result channel until the stream is
@@ -64,7 +76,11 @@ func (w *watcher) forward(ctx context.Context) {
 	for {
 		w.mu.Lock()
 		queue, closed := w.queue, w.closed
-		w.queue = nil
+		if w.held {
+			queue, closed = nil, false
+		} else {
+			w.queue = nil
+		}
 		w.mu.Unlock()
 		for _, ev := range queue {
 			select {

@@ -34,6 +34,8 @@ var Names = map[string]string{
 	"informer_handler_backlog":               "Events waiting for a handler, including the one being delivered.",
 	"informer_shard_filter":                  "1 for where a sharded informer's shard is filtered: by the server (its ShardedListAndWatch gate is on), by the client, or unknown yet.",
 	"informer_shard_objects_dropped_total":   "Objects a sharded informer received from outside its shard and dropped: the server did not filter them.",
+	"informer_staleness_seconds":             "How long ago the server was at the oldest version its staleness monitor saw that the cache has not reached; 0 when caught up.",
+	"informer_staleness_resource_versions":   "How far the cache's resource version is behind the server's, as numbers, at the staleness monitor's last probe.",
 }
 
 // Metrics implements informers.Metrics on a Prometheus registry. Its gauges
@@ -45,13 +47,17 @@ type Metrics struct {
 	requests, requestErrors, relists, syncs *prom.CounterVec
 	events, panics                          *prom.CounterVec
 	latency                                 *prom.HistogramVec
+	staleness, stalenessVersions            *prom.GaugeVec
 
 	mu        sync.Mutex
 	informers map[informers.AnyInformer]*informerRecorder
 	names     map[string]bool // the name labels in use
 }
 
-var _ informers.Metrics = (*Metrics)(nil)
+var (
+	_ informers.Metrics          = (*Metrics)(nil)
+	_ informers.StalenessMetrics = (*informerRecorder)(nil)
+)
 
 // New registers the informer metrics on reg and returns the hook to set in
 // informers.FactoryOptions.Metrics or informers.Options.Metrics. It fails
@@ -59,6 +65,10 @@ var _ informers.Metrics = (*Metrics)(nil)
 func New(reg prom.Registerer) (*Metrics, error) {
 	counter := func(name string, labels ...string) *prom.CounterVec {
 		return prom.NewCounterVec(prom.CounterOpts{Name: name, Help: Names[name]}, append(informerLabels[:4:4], labels...))
+	}
+	// gauge is for values that informers push, through StalenessMetrics.
+	gauge := func(name string) *prom.GaugeVec {
+		return prom.NewGaugeVec(prom.GaugeOpts{Name: name, Help: Names[name]}, informerLabels)
 	}
 	m := &Metrics{
 		requests:      counter("informer_requests_total", "verb"),
@@ -73,10 +83,12 @@ func New(reg prom.Registerer) (*Metrics, error) {
 			// client-go's buckets.
 			Buckets: []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
 		}, append(informerLabels[:4:4], "handler")),
-		informers: map[informers.AnyInformer]*informerRecorder{},
-		names:     map[string]bool{},
+		staleness:         gauge("informer_staleness_seconds"),
+		stalenessVersions: gauge("informer_staleness_resource_versions"),
+		informers:         map[informers.AnyInformer]*informerRecorder{},
+		names:             map[string]bool{},
 	}
-	for _, c := range []prom.Collector{m.requests, m.requestErrors, m.relists, m.syncs, m.events, m.panics, m.latency, gauges{m}} {
+	for _, c := range []prom.Collector{m.requests, m.requestErrors, m.relists, m.syncs, m.events, m.panics, m.latency, m.staleness, m.stalenessVersions, gauges{m}} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("informers/prometheus: registering metrics: %w", err)
 		}
@@ -148,6 +160,13 @@ func (r *informerRecorder) Synced(method string, _ time.Duration, _ bool) {
 	r.m.syncs.WithLabelValues(r.with(method)...).Inc()
 }
 
+// Staleness sets the staleness gauges, after each probe of the
+// informer's staleness monitor.
+func (r *informerRecorder) Staleness(s informers.Staleness) {
+	r.m.staleness.WithLabelValues(r.labels...).Set(s.Lag.Seconds())
+	r.m.stalenessVersions.WithLabelValues(r.labels...).Set(float64(s.Versions))
+}
+
 // Stopped deletes the informer's series.
 func (r *informerRecorder) Stopped() {
 	r.m.mu.Lock()
@@ -156,7 +175,7 @@ func (r *informerRecorder) Stopped() {
 		delete(r.m.informers, r.inf)
 		delete(r.m.names, r.labels[0])
 	}
-	deleteSeries(r.labels, r.m.requests, r.m.requestErrors, r.m.relists, r.m.syncs, r.m.events, r.m.panics, r.m.latency)
+	deleteSeries(r.labels, r.m.requests, r.m.requestErrors, r.m.relists, r.m.syncs, r.m.events, r.m.panics, r.m.latency, r.m.staleness, r.m.stalenessVersions)
 }
 
 // handlerRecorder records one handler; Delivered is its hot path.

@@ -181,11 +181,7 @@ func TestShardFilterGauge(t *testing.T) {
 	shard := informers.ShardOf(informers.ShardByUID, 0, 2)
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Metrics: m, Shard: &shard})
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- inf.Run(ctx) }()
-	defer func() { cancel(); require.NoError(t, <-done) }()
-	require.NoError(t, inf.WaitForSync(ctx))
+	runSynced(t, inf)
 	url := serve(t, reg, informers.ReadyCheck(inf))
 	eventually(t, func() bool {
 		f := scrape(t, url)
@@ -194,4 +190,55 @@ func TestShardFilterGauge(t *testing.T) {
 		objects, _ := value(f, "informer_objects", nil)
 		return client == 1 && dropped > 0 && dropped+objects == 8
 	}, "shard filter not reported as client with the drops")
+}
+
+// TestStalenessGauges follows a stalled watch through the staleness
+// gauges and the readiness check: lag and versions grow while the watch
+// is silent, readiness fails past the threshold, and both recover.
+func TestStalenessGauges(t *testing.T) {
+	src := informerstest.NewSource[*corev1.Pod, *corev1.PodList](corev1.Resource("pods"))
+	reg := prom.NewRegistry()
+	m, err := informersprom.New(reg)
+	require.NoError(t, err)
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
+		Metrics: m, Staleness: &informers.StalenessOptions{Interval: 10 * time.Millisecond, Threshold: 100 * time.Millisecond},
+	})
+	require.NoError(t, err)
+	runSynced(t, inf)
+	url := serve(t, reg, informers.ReadyCheck(inf))
+	eventually(t, func() bool { _, ok := value(scrape(t, url), "informer_staleness_seconds", nil); return ok }, "no staleness gauge")
+
+	src.StallWatches(true)
+	for _, name := range []string{"a", "b"} {
+		_, err := src.Add(pod(name, nil))
+		require.NoError(t, err)
+	}
+	eventually(t, func() bool {
+		f := scrape(t, url)
+		lag, _ := value(f, "informer_staleness_seconds", nil)
+		versions, _ := value(f, "informer_staleness_resource_versions", nil)
+		return lag > 0.1 && versions == 2
+	}, "staleness not reported")
+	code, body := readyz(t, url)
+	assert.Equal(t, 503, code)
+	assert.Contains(t, body, "is stale")
+
+	src.StallWatches(false)
+	eventually(t, func() bool {
+		f := scrape(t, url)
+		lag, _ := value(f, "informer_staleness_seconds", nil)
+		versions, _ := value(f, "informer_staleness_resource_versions", nil)
+		code, _ := readyz(t, url)
+		return lag == 0 && versions == 0 && code == 200
+	}, "staleness did not recover")
+}
+
+// runSynced runs inf until the end of the test and waits for it to sync.
+func runSynced(t *testing.T, inf *informers.SharedInformer[*corev1.Pod]) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- inf.Run(ctx) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	require.NoError(t, inf.WaitForSync(ctx))
 }

@@ -1,6 +1,7 @@
-// Rollouts reports, for every Deployment, its ReplicaSets and their pods:
-// a controller over three informers whose events all reduce to one key,
-// the Deployment's, on a typed work queue.
+// Rollouts reports, for every Deployment, its ReplicaSets and their pods,
+// in an annotation of the Deployment (rollouts.example.com/report) and on
+// its output: a controller over three informers whose events all reduce
+// to one key, the Deployment's, on a typed work queue.
 //
 //	go run ./examples/rollouts -duration 30s
 //
@@ -8,20 +9,28 @@
 // controlling Deployment (informers.EnqueueOwner), and pods the Deployment
 // of their ReplicaSet (informers.EnqueueMapped through the ReplicaSet
 // lister). Owner indexes (informers.IndexByController) find a Deployment's
-// ReplicaSets and a ReplicaSet's pods without a scan. It runs against
+// ReplicaSets and a ReplicaSet's pods without a scan. It reads each
+// Deployment through an informers.Tracker of its own annotation writes:
+// a reconcile that follows its own write, before the informer has
+// delivered it, would read the Deployment without the report and write
+// it again. It runs against
 // $KUBECONFIG's cluster or, without it, a local kube-apiserver and etcd,
 // where nothing creates pods: there it only reports what it is shown.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"log"
 	"os"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -30,6 +39,9 @@ import (
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/examples/internal/cluster"
 )
+
+// reportAnnotation holds a Deployment's report.
+const reportAnnotation = "rollouts.example.com/report"
 
 var (
 	deploymentKind = appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind()
@@ -50,7 +62,10 @@ func main() {
 }
 
 type controller struct {
-	deployments informers.Lister[*appsv1.Deployment]
+	clientset kubernetes.Interface
+	// deployments reads Deployments as the controller's own writes left
+	// them.
+	deployments *informers.Tracker[*appsv1.Deployment]
 	replicaSets *informers.SharedInformer[*appsv1.ReplicaSet]
 	pods        *informers.SharedInformer[*corev1.Pod]
 	queue       workqueue.TypedRateLimitingInterface[types.NamespacedName]
@@ -65,7 +80,8 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer) error {
 	factory := informers.NewFactoryWith(clientset, informers.FactoryOptions{StripManagedFields: true})
 	deployments := informers.Informer[*appsv1.Deployment](factory)
 	c := &controller{
-		deployments: deployments.Lister(),
+		clientset:   clientset,
+		deployments: informers.NewTracker(deployments, 0),
 		replicaSets: informers.InformerWith(factory, informers.Options[*appsv1.ReplicaSet]{
 			Indexers: map[string]informers.IndexFunc[*appsv1.ReplicaSet]{"controller": informers.IndexByController[*appsv1.ReplicaSet](deploymentKind)},
 		}),
@@ -98,7 +114,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer) error {
 	c.log.Print("synced")
 	stop := context.AfterFunc(ctx, c.queue.ShutDown)
 	defer stop()
-	for c.reconcileNext() {
+	for c.reconcileNext(ctx) {
 	}
 	return nil
 }
@@ -119,18 +135,35 @@ func (c *controller) deploymentOf(p *corev1.Pod) []types.NamespacedName {
 	return nil
 }
 
-// reconcileNext reports one Deployment; it returns false once the queue
-// is shut down.
-func (c *controller) reconcileNext() bool {
+// reconcileNext reconciles one Deployment; it returns false once the
+// queue is shut down.
+func (c *controller) reconcileNext(ctx context.Context) bool {
 	key, shutdown := c.queue.Get()
 	if shutdown {
 		return false
 	}
 	defer c.queue.Done(key)
-	d, err := c.deployments.Namespace(key.Namespace).Get(key.Name)
-	if err != nil {
-		c.log.Printf("deployment %s: gone", key)
+	if err := c.reconcile(ctx, key); err != nil && ctx.Err() == nil {
+		c.log.Printf("deployment %s: %v (retry %d)", key, err, c.queue.NumRequeues(key)+1)
+		c.queue.AddRateLimited(key)
 		return true
+	}
+	c.queue.Forget(key)
+	return true
+}
+
+// reconcile writes the report of the Deployment key into its annotation,
+// if it changed, and prints it.
+func (c *controller) reconcile(ctx context.Context, key types.NamespacedName) error {
+	// Waits until the cache shows the report this controller last wrote.
+	d, err := c.deployments.Get(ctx, key)
+	if apierrors.IsNotFound(err) {
+		c.deployments.Forget(key)
+		c.log.Printf("deployment %s: gone", key)
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	rsets, _ := c.replicaSets.Lister().ByIndex("controller", key.String())
 	pods, ready := 0, 0
@@ -143,7 +176,22 @@ func (c *controller) reconcileNext() bool {
 			}
 		}
 	}
-	c.log.Printf("deployment %s: generation %d, %d replicasets, %d pods, %d running", key, d.Generation, len(rsets), pods, ready)
-	c.queue.Forget(key)
-	return true
+	// No generation in it: a change of a Deployment's annotations moves its
+	// generation on.
+	report := fmt.Sprintf("%d replicasets, %d pods, %d running", len(rsets), pods, ready)
+	if d.Annotations[reportAnnotation] == report {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{reportAnnotation: report}}})
+	if err != nil {
+		return err
+	}
+	patched, err := c.clientset.AppsV1().Deployments(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		c.deployments.WriteFailed(key, err)
+		return err
+	}
+	c.deployments.Wrote(key, patched)
+	c.log.Printf("deployment %s: %s", key, report)
+	return nil
 }

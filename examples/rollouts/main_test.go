@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -54,14 +55,14 @@ func TestReport(t *testing.T) {
 		Spec:       appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	p.Eventually(reported("generation 1, 0 replicasets, 0 pods, 0 running"), "the new deployment")
+	p.Eventually(reported("0 replicasets, 0 pods, 0 running"), "the new deployment")
 
 	rs, err := cs.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-1", OwnerReferences: controlledBy(d, "Deployment")},
 		Spec:       appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	p.Eventually(reported("generation 1, 1 replicasets, 0 pods, 0 running"), "its replicaset")
+	p.Eventually(reported("1 replicasets, 0 pods, 0 running"), "its replicaset")
 
 	var pods []*corev1.Pod
 	for i := range 2 {
@@ -72,15 +73,24 @@ func TestReport(t *testing.T) {
 		require.NoError(t, err)
 		pods = append(pods, pod)
 	}
-	p.Eventually(reported("generation 1, 1 replicasets, 2 pods, 0 running"), "its pods")
+	p.Eventually(reported("1 replicasets, 2 pods, 0 running"), "its pods")
+	annotated, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "1 replicasets, 2 pods, 0 running", annotated.Annotations[reportAnnotation], "the report is written into the Deployment")
 
 	pods[0].Status.Phase = corev1.PodRunning
 	_, err = cs.CoreV1().Pods(ns).UpdateStatus(ctx, pods[0], metav1.UpdateOptions{})
 	require.NoError(t, err)
-	p.Eventually(reported("generation 1, 1 replicasets, 2 pods, 1 running"), "a pod running")
+	p.Eventually(reported("1 replicasets, 2 pods, 1 running"), "a pod running")
 
 	require.NoError(t, cs.CoreV1().Pods(ns).Delete(ctx, pods[1].Name, metav1.DeleteOptions{}))
-	p.Eventually(reported("generation 1, 1 replicasets, 1 pods, 1 running"), "a pod deleted")
+	p.Eventually(reported("1 replicasets, 1 pods, 1 running"), "a pod deleted")
+
+	// Each report is written once: a reconcile that follows the
+	// controller's own write reads the Deployment with it.
+	for _, report := range []string{"0 replicasets, 0 pods, 0 running", "1 replicasets, 1 pods, 1 running"} {
+		assert.Equal(t, 1, strings.Count(p.Output(), fmt.Sprintf("deployment %s/web: %s", ns, report)), report)
+	}
 
 	require.NoError(t, cs.AppsV1().Deployments(ns).Delete(ctx, "web", metav1.DeleteOptions{}))
 	p.Eventually(func() bool { return strings.Contains(p.Output(), fmt.Sprintf("deployment %s/web: gone", ns)) }, "the deployment deleted")

@@ -13,6 +13,15 @@
 // an informers.Deleted[*corev1.Secret], and informers.EnqueueMapped turns
 // adds, updates and deletes alike into the queue's keys.
 //
+// It reads its own writes: an informers.Tracker records each mirror it
+// creates, updates or deletes, and a reconcile first waits until the
+// mirrors' cache shows them. Without it, a reconcile that follows its own
+// create before the informer has delivered the new mirror (a source
+// changed twice in a row is enough) finds no mirror and creates it again:
+// the server refuses the second create, and the controller reports a
+// foreign secret where there is none, and backs off
+// (-read-your-writes=false shows it).
+//
 // Without $KUBECONFIG it runs against a local control plane (see
 // examples/internal/cluster) and plays a short scenario there (demo.go);
 // -demo plays it on any cluster.
@@ -52,6 +61,8 @@ type options struct {
 	From, To string // namespaces
 	Workers  int
 	Demo     bool // play the scenario of demo.go
+	// StaleReads turns the Tracker's wait off, to show what it prevents.
+	StaleReads bool
 }
 
 func main() {
@@ -60,9 +71,11 @@ func main() {
 	flag.StringVar(&o.To, "to", "mirror-to", "namespace to copy them to")
 	flag.IntVar(&o.Workers, "workers", 2, "number of secrets reconciled at once")
 	flag.BoolVar(&o.Demo, "demo", false, "create, change and delete secrets in -from (always on without KUBECONFIG)")
+	readYourWrites := flag.Bool("read-your-writes", true, "wait, before a reconcile, until the cache shows the controller's own writes")
 	duration := flag.Duration("duration", 0, "stop after this long; 0 runs until Ctrl-C")
 	flag.Parse()
 	o.Demo = o.Demo || cluster.Local()
+	o.StaleReads = !*readYourWrites
 	log.SetFlags(0)
 	log.SetPrefix("secretmirror: ")
 
@@ -95,6 +108,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 	c := &controller{
 		from: o.From, to: o.To, clientset: clientset,
 		sources: sources.Lister(), mirrors: mirrors.Lister(),
+		mirrorWrites: informers.NewTracker(mirrors, 0), staleReads: o.StaleReads,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "secretmirror"}),
@@ -134,8 +148,11 @@ type controller struct {
 	clientset kubernetes.Interface
 	sources   informers.Lister[*corev1.Secret]
 	mirrors   informers.Lister[*corev1.Secret]
-	queue     workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	log       *log.Logger
+	// mirrorWrites records the mirrors written for each source's key.
+	mirrorWrites *informers.Tracker[*corev1.Secret]
+	staleReads   bool // reconcile without waiting for mirrorWrites
+	queue        workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	log          *log.Logger
 }
 
 // sourceKey maps a source or a mirror to the key of the source. A secret
@@ -189,8 +206,16 @@ func (c *controller) processNext(ctx context.Context) bool {
 // reconcile makes the mirror of the source key match it: created, updated
 // or deleted. It reads the cache, not the server, and writes through the
 // clientset; the informers then report the write, which queues the key
-// again, and the second pass finds nothing to do.
+// again, and the second pass finds nothing to do. It records each write
+// in mirrorWrites, and first waits until the mirrors' cache shows the
+// writes of the passes before: a *informers.ConsistencyError, if it takes
+// too long, retries the key later.
 func (c *controller) reconcile(ctx context.Context, key types.NamespacedName) error {
+	if !c.staleReads {
+		if err := c.mirrorWrites.Wait(ctx, key); err != nil {
+			return err
+		}
+	}
 	mirror, err := c.mirrors.Namespace(c.to).Get(key.Name)
 	mirrorExists := err == nil
 	source, err := c.sources.Namespace(key.Namespace).Get(key.Name)
@@ -204,25 +229,29 @@ func (c *controller) reconcile(ctx context.Context, key types.NamespacedName) er
 			Preconditions: metav1.NewUIDPreconditions(string(mirror.UID)),
 		})
 		if err == nil {
+			c.mirrorWrites.Deleted(key, mirror)
 			c.log.Printf("deleted %s/%s: its source is gone or unlabelled", c.to, key.Name)
 		}
+		c.mirrorWrites.WriteFailed(key, err)
 		return ignoreNotFound(err)
 	}
 
 	if !mirrorExists {
-		_, err := c.clientset.CoreV1().Secrets(c.to).Create(ctx, &corev1.Secret{
+		created, err := c.clientset.CoreV1().Secrets(c.to).Create(ctx, &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: key.Name, Labels: map[string]string{sourceLabel: c.from}},
 			Type:       source.Type,
 			Data:       source.Data, // only read: the cache's objects are shared
 		}, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
-			// Either a secret we do not manage has the name, or our cache
-			// has not seen the mirror yet. Retrying with backoff suits both.
+			// The cache shows our own mirrors: a secret we do not manage
+			// has the name. Retried with backoff, in case it goes.
 			return errors.New("a secret not labelled as a mirror has the name")
 		}
 		if err == nil {
+			c.mirrorWrites.Wrote(key, created)
 			c.log.Printf("created %s/%s from %s", c.to, key.Name, key)
 		}
+		c.mirrorWrites.WriteFailed(key, err)
 		return err
 	}
 
@@ -231,11 +260,13 @@ func (c *controller) reconcile(ctx context.Context, key types.NamespacedName) er
 	}
 	update := mirror.DeepCopy() // never modify an object from the cache
 	update.Data = source.Data
-	_, err = c.clientset.CoreV1().Secrets(c.to).Update(ctx, update, metav1.UpdateOptions{})
+	updated, err := c.clientset.CoreV1().Secrets(c.to).Update(ctx, update, metav1.UpdateOptions{})
 	if err == nil {
+		c.mirrorWrites.Wrote(key, updated)
 		c.log.Printf("updated %s/%s from %s", c.to, key.Name, key)
 	}
-	return err // a Conflict means the cache was behind: retried
+	c.mirrorWrites.WriteFailed(key, err)
+	return err // a Conflict: someone else changed the mirror; retried
 }
 
 func ignoreNotFound(err error) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -98,4 +99,53 @@ func TestSecretMirror(t *testing.T) {
 		names = append(names, s.Name)
 	}
 	assert.Equal(t, []string{"taken"}, names, "secrets left in %s", to)
+}
+
+// A source created and changed at once is reconciled twice in a row; the
+// second pass must see the mirror the first created. Without waiting for
+// its own writes, the controller often does not: it creates the mirror
+// again, the server refuses, and the controller reports a foreign secret
+// where there is none. With the Tracker, never.
+func TestReadYourWritesPreventsDoubleCreate(t *testing.T) {
+	env := testenv.Shared(t)
+	cs := kubernetes.NewForConfigOrDie(env.Config())
+	ctx := exampletest.Context(t)
+	const secrets = 30
+	doubleCreates := map[bool]int{}
+	for _, staleReads := range []bool{true, false} {
+		from, to := exampletest.Namespace(t, cs), exampletest.Namespace(t, cs)
+		p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
+			return run(ctx, env.Config(), out, options{From: from, To: to, Workers: 2, StaleReads: staleReads})
+		})
+		p.Eventually(func() bool { return strings.Contains(p.Output(), "mirroring secrets") }, "synced")
+		sources := cs.CoreV1().Secrets(from)
+		for i := range secrets {
+			name := fmt.Sprintf("s-%d", i)
+			_, err := sources.Create(ctx, &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{mirrorLabel: "true"}},
+				Data:       map[string][]byte{"v": []byte("0")},
+			}, metav1.CreateOptions{})
+			require.NoError(t, err)
+			for v := 1; v <= 2; v++ {
+				_, err := sources.Patch(ctx, name, types.MergePatchType, fmt.Appendf(nil, `{"stringData":{"v":"%d"}}`, v), metav1.PatchOptions{})
+				require.NoError(t, err)
+			}
+		}
+		p.Eventually(func() bool {
+			list, err := cs.CoreV1().Secrets(to).List(ctx, metav1.ListOptions{})
+			require.NoError(t, err)
+			done := 0
+			for _, s := range list.Items {
+				if string(s.Data["v"]) == "2" {
+					done++
+				}
+			}
+			return done == secrets
+		}, "every secret mirrored with its last value")
+		doubleCreates[staleReads] = strings.Count(p.Output(), "a secret not labelled as a mirror has the name")
+		p.Stop()
+	}
+	t.Logf("%d secrets created and changed twice at once: %d second creates without waiting for the controller's own writes, %d with the Tracker",
+		secrets, doubleCreates[true], doubleCreates[false])
+	assert.Zero(t, doubleCreates[false])
 }

@@ -84,6 +84,8 @@ type Listener[T any] struct {
 	index     map[types.NamespacedName]int
 	cancelled int
 	one       []Notification[T] // the worker's batch of one
+	// marks are the marks waiting in pending, in queue order.
+	marks []*Mark
 	// queued counts the notifications ever queued, under mu.
 	queued atomic.Int64
 
@@ -273,6 +275,7 @@ func (l *Listener[T]) stopLocked() bool {
 		l.doneOnce.Do(func() { close(l.done) })
 	}
 	l.delivered.Add(int64(live(l.pending[l.head:])))
+	l.dropMarksLocked()
 	clear(l.pending)
 	l.pending = l.pending[:0]
 	l.head = 0
@@ -282,11 +285,12 @@ func (l *Listener[T]) stopLocked() bool {
 	return true
 }
 
-// live counts the notifications of q that merging did not cancel.
+// live counts the notifications of q that merging did not cancel, marks
+// aside.
 func live[T any](q []Notification[T]) int {
 	n := 0
 	for i := range q {
-		if q[i].Kind != 0 {
+		if q[i].Kind != 0 && q[i].Kind != marker {
 			n++
 		}
 	}
@@ -356,6 +360,10 @@ func (l *Listener[T]) deliverBatch(ending <-chan struct{}, batch []Notification[
 	for i := range batch {
 		kind := batch[i].Kind
 		if kind == 0 {
+			continue
+		}
+		if kind == marker {
+			l.reachMark()
 			continue
 		}
 		select {

@@ -101,7 +101,7 @@ func (l *Listener[T]) waitingLocked() bool {
 func (l *Listener[T]) takeMergedLocked() []Notification[T] {
 	n := l.pending[l.head]
 	l.pending[l.head] = Notification[T]{}
-	if n.Kind != Synced {
+	if n.Kind.regular() {
 		if key := l.keyOf(subject(n)); l.index[key] == l.head {
 			delete(l.index, key)
 		}
@@ -134,7 +134,7 @@ func (l *Listener[T]) compact() {
 	l.pending, l.head, l.cancelled = live, 0, 0
 	clear(l.index)
 	for i, n := range live {
-		if n.Kind != Synced {
+		if n.Kind.regular() {
 			l.index[l.keyOf(subject(n))] = i
 		}
 	}

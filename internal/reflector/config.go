@@ -129,6 +129,9 @@ type Config[L List] struct {
 	// takes over a sink from another, with other selectors, does not go
 	// back in time.
 	ResourceVersion string
+	// Version, if set, is where the reflector publishes the version its
+	// sink is at; nil means a Version of its own.
+	Version *Version
 	// Clock tells time for backoff, timeouts and the watch-list fallback;
 	// nil means the real clock.
 	Clock clock.WithTicker

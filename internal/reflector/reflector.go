@@ -69,8 +69,9 @@ type Reflector[T Object, L List] struct {
 	received  atomic.Int64
 	lastEvent atomic.Int64
 
+	published *Version // rv as of the last flush, for other goroutines
+
 	mu        sync.Mutex
-	published string // rv as of the last flush, for other goroutines
 	watchList bool
 }
 
@@ -97,6 +98,13 @@ func New[T Object, L List](cfg Config[L], sink Sink[T]) *Reflector[T, L] {
 	if log.GetSink() == nil {
 		log = klog.Background()
 	}
+	published := cfg.Version
+	if published == nil {
+		published = &Version{}
+	}
+	if cfg.ResourceVersion != "" {
+		published.Set(cfg.ResourceVersion)
+	}
 	return &Reflector[T, L]{
 		cfg:       cfg,
 		sink:      sink,
@@ -105,17 +113,13 @@ func New[T Object, L List](cfg Config[L], sink Sink[T]) *Reflector[T, L] {
 		delay:     backoff.DelayWithReset(clk, 2*time.Minute),
 		watchList: cfg.WatchList,
 		rv:        cfg.ResourceVersion,
-		published: cfg.ResourceVersion,
+		published: published,
 	}
 }
 
 // LastSyncResourceVersion returns the resource version the cache is at, as
 // of the last batch of changes applied.
-func (r *Reflector[T, L]) LastSyncResourceVersion() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.published
-}
+func (r *Reflector[T, L]) LastSyncResourceVersion() string { return r.published.Get() }
 
 // SyncProgress returns how many objects the list or watch-list in progress
 // has received, or, between them, the last one did.
@@ -659,6 +663,9 @@ func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) 
 		if err != nil {
 			if s.unflushed > 0 {
 				r.sink.Flush()
+				if s.kind == streamWatch {
+					r.publish() // what came before the error is applied
+				}
 			}
 			return false, err
 		}
@@ -780,11 +787,7 @@ func (r *Reflector[T, L]) rewatchResourceVersion() string {
 }
 
 // publish makes the current resource version visible to other goroutines.
-func (r *Reflector[T, L]) publish() {
-	r.mu.Lock()
-	r.published = r.rv
-	r.mu.Unlock()
-}
+func (r *Reflector[T, L]) publish() { r.published.Set(r.rv) }
 
 // watchTimeout picks a server-side timeout between the minimum and twice it,
 // so that many watchers do not reconnect at once.
