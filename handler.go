@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -128,9 +127,9 @@ func WithQueueLimit(n int) HandlerOption {
 // Registration is a handler added to an informer.
 type Registration[T Object] struct {
 	name     string
+	limit    int // WithQueueLimit's
 	inf      *SharedInformer[T]
 	listener *dispatch.Listener[T]
-	err      atomic.Pointer[HandlerOverflowError]
 	metrics  HandlerMetrics
 	forget   sync.Once
 }
@@ -138,8 +137,8 @@ type Registration[T Object] struct {
 // Err returns a *HandlerOverflowError once the handler was removed for
 // exceeding its queue limit, and nil otherwise.
 func (r *Registration[T]) Err() error {
-	if err := r.err.Load(); err != nil {
-		return err
+	if r.listener.Overflowed() {
+		return &HandlerOverflowError{Resource: r.inf.desc, Handler: r.name, Limit: r.limit}
 	}
 	return nil
 }
@@ -170,6 +169,14 @@ func (r *Registration[T]) WaitForSync(ctx context.Context) error {
 	select {
 	case <-r.listener.Synced():
 		return nil
+	case <-r.listener.Done():
+		if r.listener.HasSynced() {
+			return nil
+		}
+		if err := r.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("informers: %s stopped before it was delivered the initial state: %w", r, ErrStopped)
 	case <-ctx.Done():
 		return fmt.Errorf("informers: %s handler %s has not been delivered the initial state: %w", r.inf.desc, r.name, ctx.Err())
 	}

@@ -438,7 +438,7 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Re
 	if cfg.limit < 0 {
 		return nil, fmt.Errorf("informers: %s: AddHandler: queue limit %d is negative", i.desc, cfg.limit)
 	}
-	reg := &Registration[T]{name: cfg.name, inf: i}
+	reg := &Registration[T]{name: cfg.name, limit: cfg.limit, inf: i}
 	lc := dispatch.Config[T]{
 		Deliver: deliverTo(h),
 		OnPanic: func(n dispatch.Notification[T], v any, stack []byte) {
@@ -447,7 +447,7 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Re
 		Resync:     cfg.resync,
 		OnResync:   i.replay,
 		Limit:      cfg.limit,
-		OnOverflow: func() { i.handlerOverflowed(reg, cfg.limit) },
+		OnOverflow: func() { i.handlerOverflowed(reg) },
 	}
 	if cfg.merge {
 		lc.KeyOf = func(obj T) types.NamespacedName { return store.KeyOf(obj) }
@@ -585,9 +585,8 @@ func (i *SharedInformer[T]) handlerPanicked(reg *Registration[T], n dispatch.Not
 
 // handlerOverflowed removes reg, whose queue went over its limit and which
 // its listener has stopped, and reports it.
-func (i *SharedInformer[T]) handlerOverflowed(reg *Registration[T], limit int) {
-	err := &HandlerOverflowError{Resource: i.desc, Handler: reg.name, Limit: limit}
-	reg.err.Store(err)
+func (i *SharedInformer[T]) handlerOverflowed(reg *Registration[T]) {
+	err := reg.Err()
 	i.removeHandler(reg)
 	reg.forgetMetrics()
 	i.report(err)

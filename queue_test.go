@@ -1,6 +1,7 @@
 package informers_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -172,6 +174,63 @@ func TestQueueLimitRemovesTheHandler(t *testing.T) {
 
 	_, err = inf.AddHandler(f, informers.WithQueueLimit(-1))
 	require.Error(t, err)
+}
+
+// A queue limit counts events only: the end of the initial state queued
+// behind them is no event. A handler added to an informer holding n
+// objects with WithQueueLimit(n) stays, and its backlog counts n.
+func TestQueueLimitCountsEventsOnly(t *testing.T) {
+	for _, merge := range []bool{false, true} {
+		t.Run(fmt.Sprintf("merge=%v", merge), func(t *testing.T) {
+			src := newPodSource()
+			mustAdd(t, src, pod("ns", "a", nil), pod("ns", "b", nil), pod("ns", "c", nil))
+			inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{})
+			require.NoError(t, err)
+			run(t, inf)
+			waitSynced(t, inf)
+			f := newStateFollower()
+			opts := []informers.HandlerOption{informers.WithQueueLimit(3)}
+			if merge {
+				opts = append(opts, informers.MergeByKey())
+			}
+			reg, err := inf.AddHandler(f, opts...)
+			require.NoError(t, err)
+			eventually(t, func() bool { return reg.Backlog() == 3 }, "backlog %d, want the 3 adds", reg.Backlog())
+			require.NoError(t, reg.Err(), "removed with only its limit of events waiting")
+			close(f.release)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			require.NoError(t, reg.WaitForSync(ctx))
+			eventually(t, func() bool { return reg.Backlog() == 0 }, "backlog %d after the initial state", reg.Backlog())
+			require.NoError(t, reg.Err())
+		})
+	}
+}
+
+// A handler removed before it was delivered the initial state makes its
+// WaitForSync return why at once, not when its context ends.
+func TestWaitForSyncOfRemovedHandler(t *testing.T) {
+	src := newPodSource()
+	mustAdd(t, src, pod("ns", "a", nil), pod("ns", "b", nil), pod("ns", "c", nil))
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{OnError: func(error) {}})
+	require.NoError(t, err)
+	run(t, inf)
+	waitSynced(t, inf)
+
+	overflowing := newStateFollower()
+	defer close(overflowing.release)
+	reg, err := inf.AddHandler(overflowing, informers.WithQueueLimit(2))
+	require.NoError(t, err)
+	var overflow *informers.HandlerOverflowError
+	require.ErrorAs(t, waitFailsPromptly(t, reg.WaitForSync), &overflow)
+	assert.Equal(t, 2, overflow.Limit)
+
+	removed := newStateFollower()
+	defer close(removed.release)
+	reg, err = inf.AddHandler(removed)
+	require.NoError(t, err)
+	reg.Remove()
+	require.ErrorIs(t, waitFailsPromptly(t, reg.WaitForSync), informers.ErrStopped)
 }
 
 // TestReadyCheck follows an informer through a 403, recovery and its

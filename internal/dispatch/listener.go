@@ -52,8 +52,9 @@ const shrinkAbove = 1024
 
 // The bits of Listener.state.
 const (
-	stateStopped uint32 = 1 << iota // Stop was called
-	stateInCall                     // the worker is in a call of the handler
+	stateStopped    uint32 = 1 << iota // Stop was called
+	stateInCall                        // the worker is in a call of the handler
+	stateOverflowed                    // the queue went over its limit
 )
 
 // Listener queues notifications for one handler and delivers them in order
@@ -181,20 +182,26 @@ func (l *Listener[T]) Queue(n Notification[T]) (wake bool) {
 		l.mu.Unlock()
 		return false
 	}
-	if l.limit > 0 && l.Backlog() >= l.limit && !l.mergesInto(n) {
+	// The Synced marker is no event: it neither counts against the limit
+	// nor in the backlog.
+	regular := n.Kind.regular()
+	if regular && l.limit > 0 && l.Backlog() >= l.limit && !l.mergesInto(n) {
 		l.overflowLocked()
 		l.mu.Unlock()
 		return false
 	}
-	if l.keyOf == nil || n.Kind == Synced {
+	if l.keyOf == nil || !regular {
 		l.pending = append(l.pending, n)
 	} else if !l.queueMerged(n) {
 		l.mu.Unlock()
 		return false // merged into a waiting notification
 	}
-	// Counted under the lock: the worker, which takes the batch under it,
-	// never counts as delivered a notification not yet counted as queued.
-	l.queued.Add(1)
+	if regular {
+		// Counted under the lock: the worker, which takes the batch under
+		// it, never counts as delivered a notification not yet counted as
+		// queued.
+		l.queued.Add(1)
+	}
 	wake = l.idle
 	l.idle = false
 	l.mu.Unlock()
@@ -218,6 +225,11 @@ func (l *Listener[T]) mergesInto(n Notification[T]) bool {
 // overflowLocked stops the listener, whose queue is full, and has
 // OnOverflow told; l.mu is held.
 func (l *Listener[T]) overflowLocked() {
+	if l.Stopped() {
+		return
+	}
+	// Before the stop, so that whoever sees the listener done sees why.
+	l.state.Or(stateOverflowed)
 	if !l.stopLocked() {
 		return
 	}
@@ -285,17 +297,21 @@ func (l *Listener[T]) stopLocked() bool {
 	return true
 }
 
-// live counts the notifications of q that merging did not cancel, marks
-// aside.
+// live counts the events of q that merging did not cancel, the Synced
+// marker and marks aside.
 func live[T any](q []Notification[T]) int {
 	n := 0
 	for i := range q {
-		if q[i].Kind != 0 && q[i].Kind != marker {
+		if q[i].Kind != 0 && q[i].Kind.regular() {
 			n++
 		}
 	}
 	return n
 }
+
+// Overflowed reports whether the listener stopped because its queue went
+// over its limit. It is true before Done is closed.
+func (l *Listener[T]) Overflowed() bool { return l.state.Load()&stateOverflowed != 0 }
 
 // Stopped reports whether Stop was called.
 func (l *Listener[T]) Stopped() bool { return l.state.Load()&stateStopped != 0 }
@@ -377,8 +393,11 @@ func (l *Listener[T]) deliverBatch(ending <-chan struct{}, batch []Notification[
 		}
 		l.call(batch[i])
 		l.state.And(^stateInCall)
+		if !kind.regular() {
+			continue
+		}
 		l.delivered.Add(1)
-		if l.observe != nil && kind != Synced {
+		if l.observe != nil {
 			// One clock read per call: each call ends where the next
 			// begins.
 			end := time.Now()
