@@ -535,3 +535,37 @@ func TestFactoryCanonicalSelectors(t *testing.T) {
 	assert.NotSame(t, a, c)
 	require.ErrorIs(t, f.WaitForSync(context.Background()), informers.ErrNotStarted)
 }
+
+// The factory's readiness check covers the handlers added to its
+// informers: one not yet delivered its initial state fails it, one removed
+// for exceeding its queue limit fails it for good, and one removed by
+// Remove no longer counts.
+func TestFactoryReadyCheckCoversHandlers(t *testing.T) {
+	cs := fake.NewClientset(
+		&corev1.ConfigMap{ObjectMeta: meta("a", "x")},
+		&corev1.ConfigMap{ObjectMeta: meta("a", "y")},
+		&corev1.ConfigMap{ObjectMeta: meta("a", "z")},
+	)
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{OnError: func(error) {}})
+	cms := informers.Informer[*corev1.ConfigMap](f)
+	ready := f.ReadyCheck()
+	release := make(chan struct{})
+	defer close(release)
+	stuck := informers.HandlerFuncs[*corev1.ConfigMap]{OnAdd: func(*corev1.ConfigMap, bool) { <-release }}
+	slow, err := cms.AddHandler(stuck, informers.WithName("slow"))
+	require.NoError(t, err)
+	startFactory(t, f)
+	syncFactory(t, f)
+	err = ready(nil)
+	require.Error(t, err, "a handler has not been delivered the initial state")
+	assert.Contains(t, err.Error(), "handler slow")
+
+	slow.Remove()
+	eventually(t, func() bool { return ready(nil) == nil }, "a removed handler still counts: %v", ready(nil))
+
+	_, err = cms.AddHandler(stuck, informers.WithName("bounded"), informers.WithQueueLimit(2))
+	require.NoError(t, err)
+	var overflow *informers.HandlerOverflowError
+	eventually(t, func() bool { return errors.As(ready(nil), &overflow) }, "an overflowed handler does not fail readiness: %v", ready(nil))
+	assert.Equal(t, "bounded", overflow.Handler)
+}

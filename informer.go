@@ -77,6 +77,7 @@ type SharedInformer[T Object] struct {
 	lastErr    error
 	errChanged chan struct{} // closed and replaced when lastErr changes
 	regs       []*Registration[T]
+	overflowed []*Registration[T] // removed for exceeding their queue limit
 }
 
 type runState int
@@ -106,6 +107,7 @@ type AnyInformer interface {
 	free()
 	busyHandlers() []string
 	staleErr() error
+	registrations() []Syncer
 }
 
 // runner is a reflector with its list type erased.
@@ -588,8 +590,26 @@ func (i *SharedInformer[T]) handlerPanicked(reg *Registration[T], n dispatch.Not
 func (i *SharedInformer[T]) handlerOverflowed(reg *Registration[T]) {
 	err := reg.Err()
 	i.removeHandler(reg)
+	i.mu.Lock()
+	i.overflowed = append(i.overflowed, reg)
+	i.mu.Unlock()
 	reg.forgetMetrics()
 	i.report(err)
+}
+
+// registrations returns the informer's handlers, and those removed for
+// exceeding their queue limit, which fail readiness for good.
+func (i *SharedInformer[T]) registrations() []Syncer {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	regs := make([]Syncer, 0, len(i.regs)+len(i.overflowed))
+	for _, r := range i.regs {
+		regs = append(regs, r)
+	}
+	for _, r := range i.overflowed {
+		regs = append(regs, r)
+	}
+	return regs
 }
 
 // report hands err to OnError, or logs it.

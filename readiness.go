@@ -23,17 +23,24 @@ func ReadyCheck(syncers ...Syncer) func(*http.Request) error {
 }
 
 // ReadyCheck returns a readiness check, as the package's ReadyCheck, over
-// the given syncers or, with none, over every informer of the factory,
-// those requested later included, and the requests Informer could not
-// serve. It fails before Start.
+// the given syncers or, with none, over every informer of the factory and
+// every handler added to them (those removed for exceeding their queue
+// limit included), those requested later too, and the requests Informer
+// could not serve. It fails before Start.
 func (f *Factory) ReadyCheck(syncers ...Syncer) func(*http.Request) error {
 	if len(syncers) > 0 {
 		return ReadyCheck(syncers...)
 	}
 	return func(*http.Request) error {
-		all, started, errs := f.snapshot()
+		infs, started, errs := f.snapshot()
 		if !started {
 			return ErrNotStarted
+		}
+		all := infs
+		for _, s := range infs {
+			if inf, ok := s.(AnyInformer); ok {
+				all = append(all, inf.registrations()...)
+			}
 		}
 		slices.SortFunc(all, func(a, b Syncer) int { return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
 		return errors.Join(append(errs, notReady(all))...)
