@@ -432,13 +432,17 @@ func TestFactoryShutdown(t *testing.T) {
 	cs := fake.NewClientset(&corev1.Pod{ObjectMeta: meta("a", "p")})
 	f := informers.NewFactory(cs)
 	pods := informers.Informer[*corev1.Pod](f)
-	release := make(chan struct{})
-	_, err := pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) { <-release }}, informers.WithName("stuck"))
+	entered, release := make(chan struct{}), make(chan struct{})
+	_, err := pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) {
+		close(entered)
+		<-release
+	}}, informers.WithName("stuck"))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f.Start(ctx)
 	syncFactory(t, f)
+	<-entered // no call begins once Shutdown has begun
 
 	short, scancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer scancel()

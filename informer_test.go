@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -280,6 +282,43 @@ func TestTransform(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(err))
 	require.NotNil(t, reported.Load())
 	assert.Equal(t, "a/bad", reported.Load().Key.String())
+}
+
+// A transform that renames objects caches them under their new keys, as
+// client-go's informer does: lists, watch events and relists all map to
+// the new key, and a relist notifies nothing for unchanged objects.
+func TestTransformRenames(t *testing.T) {
+	src := newPodSource()
+	mustAdd(t, src, pod("a", "x", nil))
+	rename := func(p *corev1.Pod) (*corev1.Pod, error) {
+		p.Namespace, p.Name = "renamed-"+p.Namespace, p.Name+"-copy"
+		return p, nil
+	}
+	inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff, Transform: rename})
+	got, err := inf.Lister().Namespace("renamed-a").Get("x-copy")
+	require.NoError(t, err)
+	assert.Equal(t, "x-copy", got.Name)
+
+	mustAdd(t, src, pod("a", "y", nil))
+	_, err = src.Update(pod("a", "x", map[string]string{"v": "2"}))
+	require.NoError(t, err)
+	_, err = src.Delete("a", "y")
+	require.NoError(t, err)
+	eventually(t, func() bool { return rec.has("delete renamed-a/y-copy") }, "events: %v", rec.get())
+	assert.Equal(t, []string{"add renamed-a/x-copy initial", "add renamed-a/y-copy"}, slices.DeleteFunc(rec.get(), func(e string) bool {
+		return !strings.HasPrefix(e, "add")
+	}))
+	assert.True(t, rec.has("update renamed-a/x-copy 1->3"), "events: %v", rec.get())
+	_, err = inf.Lister().Namespace("a").Get("x")
+	assert.True(t, apierrors.IsNotFound(err), "nothing under the server's key")
+
+	before := len(rec.get())
+	src.Compact() // a relist of what the cache holds already
+	eventually(t, func() bool { c := src.Calls(); return c.List+c.WatchList >= 2 && src.Watchers() > 0 }, "no relist")
+	mustAdd(t, src, pod("a", "z", nil))
+	eventually(t, func() bool { return rec.has("add renamed-a/z-copy") }, "events: %v", rec.get())
+	assert.Equal(t, []string{"add renamed-a/z-copy"}, rec.get()[before:], "the relist notified unchanged objects")
+	assert.Equal(t, 2, inf.Lister().Len())
 }
 
 func TestErrorsSurface(t *testing.T) {

@@ -245,7 +245,7 @@ const (
 	clearRVTransform
 	// poisonTransform rewrites as rewriteTransform does, but fails on the
 	// objects the model labels poisoned: it returns an error, or nil, or
-	// panics, or changes the object's name. The informer then keeps the
+	// panics. The informer then keeps the
 	// last good state it holds (an update), holds nothing (an add), or
 	// deletes by key (a delete): the lister holds, for a key whose current
 	// state is poisoned, nothing or one of the key's earlier good states.
@@ -271,8 +271,10 @@ const (
 var modelFence = types.NamespacedName{Namespace: "a", Name: "fence"}
 
 var (
-	modelColors  = []string{"red", "green", "blue"}
-	modelPoisons = []string{"error", "nil", "panic", "rename"}
+	modelColors = []string{"red", "green", "blue"}
+	// A rename is no failure: the object is cached under its new key (see
+	// TestTransformRenames).
+	modelPoisons = []string{"error", "nil", "panic"}
 )
 
 // modelVersion is what the model compares of one object: its UID, its
@@ -542,10 +544,6 @@ func (r *modelRun) transformFunc() informers.TransformFunc[*corev1.Pod] {
 				return nil, nil
 			case "panic":
 				panic("model: poisoned")
-			case "rename":
-				c := p.DeepCopy()
-				c.Name += "-renamed"
-				return c, nil
 			}
 			p.ManagedFields = nil
 			p.Annotations = map[string]string{modelAnnSeen: "true"}

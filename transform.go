@@ -8,6 +8,14 @@ import (
 // TransformFunc changes an object before the informer stores it. It may
 // modify obj in place: the informer owns objects fresh from the server.
 // It runs on the informer's event path, so keep it cheap.
+//
+// It may change anything, the name and namespace included: as in
+// client-go, the object is then cached, listed and handed to handlers
+// under its new key. The new key must follow from the object's name and
+// namespace alone, and distinct objects must keep distinct keys, or one
+// replaces another in the cache until the next relist. An error, a panic
+// or a nil result leaves the object's last good state cached and is
+// reported as a *TransformError.
 type TransformFunc[T Object] func(obj T) (T, error)
 
 // apply runs f, turning a panic into an error.

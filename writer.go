@@ -2,7 +2,6 @@ package informers
 
 import (
 	"errors"
-	"fmt"
 	"reflect"
 	"sync/atomic"
 	"time"
@@ -63,6 +62,17 @@ func (w *writer[T]) Put(obj T, from reflector.Origin) {
 		w.keepLastGood(key, v.UID)
 		return
 	}
+	if k := store.KeyOf(obj); k != key {
+		// The transform renamed the object: it is cached under its new
+		// key, which the version check above could not look up.
+		key = k
+		if cur, ok := w.store.VersionOf(key); ok && cur.Same(v) && from != reflector.FromModified {
+			w.store.Lock()
+			w.store.TouchLocked(key, w.gen)
+			w.store.Unlock()
+			return
+		}
+	}
 	if from == reflector.FromList {
 		// Out of the page's item array, which can then be freed as a
 		// whole: otherwise any one cached item would keep it all.
@@ -91,12 +101,15 @@ func (w *writer[T]) Put(obj T, from reflector.Origin) {
 	}
 }
 
-// Delete removes the object obj's key names, as the watch reported it, and
-// notifies handlers with obj transformed, or, if the transform fails, with
-// the last cached state.
+// Delete removes the object obj's key names, as the watch reported it (or
+// as the transform renames it), and notifies handlers with obj
+// transformed, or, if the transform fails, with the last cached state.
 func (w *writer[T]) Delete(obj T) {
 	key := store.KeyOf(obj)
 	final, ok := w.transformed(key, obj)
+	if ok {
+		key = store.KeyOf(final)
+	}
 	w.store.Lock()
 	if old, existed := w.store.DeleteLocked(key); existed {
 		if !ok {
@@ -182,8 +195,7 @@ func (w *writer[T]) Flush() {
 }
 
 // transformed applies the informer's transform to obj, whose key is key,
-// and reports failures: an error, a panic, a nil result, or a result
-// under another key.
+// and reports failures: an error, a panic, or a nil result.
 func (w *writer[T]) transformed(key store.Key, obj T) (T, bool) {
 	if w.transform == nil {
 		return obj, true
@@ -193,8 +205,6 @@ func (w *writer[T]) transformed(key store.Key, obj T) (T, bool) {
 	case err != nil:
 	case isNil(out):
 		err = errors.New("transform returned nil")
-	case store.KeyOf(out) != key:
-		err = fmt.Errorf("transform changed the object's key to %s", store.KeyOf(out))
 	default:
 		return out, true
 	}
