@@ -191,15 +191,21 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 	return i, nil
 }
 
-// resourcePoll is how often an informer with Options.WaitForResource asks
-// again for a resource the server does not serve.
-const resourcePoll = 500 * time.Millisecond
+// resourcePoll is how often an informer asks again for a resource the
+// server does not serve (a custom resource whose definition is not
+// installed yet), instead of backing off up to 30 seconds: a controller
+// applied with its CRD starts soon after the CRD. WaitForResource polls
+// faster still.
+const (
+	resourcePoll     = time.Second
+	resourcePollWait = 500 * time.Millisecond
+)
 
 func notServedRetry(waitForResource bool) time.Duration {
 	if waitForResource {
-		return resourcePoll
+		return resourcePollWait
 	}
-	return 0
+	return resourcePoll
 }
 
 // defaultMinWatchTimeout is the floor of Options.MinWatchTimeout.

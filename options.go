@@ -59,11 +59,12 @@ type Options[T Object] struct {
 	// the README's Memory paragraph. Cached objects are read-only either
 	// way.
 	Intern bool
-	// WaitForResource makes an informer whose resource is not served yet
-	// (a custom resource whose definition is not installed) wait for it:
-	// it asks again every 500 ms instead of backing off, so it syncs
-	// soon after the resource appears, and WaitForSync waits instead of
-	// failing at once with 404, saying it is waiting for the resource.
+	// WaitForResource makes WaitForSync wait for a resource that is not
+	// served yet (a custom resource whose definition is not installed),
+	// saying it is waiting for it, instead of failing at once with the
+	// 404 that names it. Either way the informer asks again for such a
+	// resource every second (with this option, every 500 ms) rather than
+	// backing off, so it syncs soon after the resource appears.
 	WaitForResource bool
 	// Shard, if set, caches only the objects whose field hashes into its
 	// ranges: the informer sends the shard selector on every list and

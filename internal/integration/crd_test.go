@@ -198,3 +198,46 @@ func TestWaitForResource(t *testing.T) {
 	require.NoError(t, later.WaitForSync(within), "synced within 2s of the resource being served")
 	t.Logf("synced %v after the resource was served", time.Since(served))
 }
+
+// With default options, an informer requested before its CRD exists fails
+// WaitForSync at once with the 404 that names its resource, keeps asking
+// at a bounded interval rather than backing off, and so syncs within a
+// few seconds of the CRD's install, however long it waited before
+// (client-go's informer: 16 s and more, its backoff having grown).
+func TestMissingResourceStartsPromptly(t *testing.T) {
+	noLeaks(t)
+	env := testenv.Shared(t)
+	admin := clientset(t, env.Config())
+	ns := namespace(t, admin)
+	dyn, err := dynamic.NewForConfig(env.Config())
+	require.NoError(t, err)
+	ctx := ctxFor(t, 2*time.Minute)
+	gvr := schema.GroupVersionResource{Group: "prompt.example.com", Version: "v1", Resource: "gadgets"}
+
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: ns, OnError: func(error) {}})
+	later := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr})
+	require.NoError(t, later.Err())
+	startFactory(t, f)
+	short, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	err = later.WaitForSync(short)
+	require.True(t, apierrors.IsNotFound(err), "%v", err)
+	assert.Less(t, time.Since(start), 10*time.Second, "prompt")
+	assert.Contains(t, err.Error(), "gadgets.v1.prompt.example.com", "names the missing resource")
+
+	// Long enough for a doubling backoff from 0.8 s to have grown past
+	// the bound below.
+	tick := time.NewTimer(10 * time.Second)
+	select {
+	case <-tick.C:
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	createGadgetCRDIn(t, dyn, ctx, gvr.Group)
+	served := time.Now()
+	within, cancel2 := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel2()
+	require.NoError(t, later.WaitForSync(within), "synced within 5s of the resource being served")
+	t.Logf("synced %v after the resource was served", time.Since(served))
+}
