@@ -111,8 +111,9 @@ func (pl *place) valuePlace(k string, share bool) *place {
 // table is a place's memory of values by the hash of their encoding.
 type table struct {
 	slots []slot
-	tries int32
-	hits  int32
+	tries  int32
+	hits   int32
+	misses int32 // since the table last grew
 	// pause counts down the visits left while the place is off; backoff
 	// is how long the next pause lasts.
 	pause, backoff int32
@@ -147,23 +148,23 @@ func (t *table) pair(h uint64) *[2]slot {
 	return (*[2]slot)(t.slots[i : i+2])
 }
 
-// count records a lookup; at the end of a window it turns the place off
-// if it hit too seldom, or grows its table if it missed often.
+// count records a lookup. A table that missed more values than it has
+// slots grows, up to its bound; at the end of a window, a place that hit
+// too seldom turns itself off.
 func (t *table) count(hit bool) {
 	t.tries++
 	if hit {
 		t.hits++
+	} else if t.misses++; int(t.misses) > len(t.slots) && len(t.slots) < maxSlots {
+		t.grow()
+		t.misses = 0
 	}
 	if t.tries < window {
 		return
 	}
-	misses := t.tries - t.hits
-	switch {
-	case t.hits < minHits:
+	if t.hits < minHits {
 		t.backoff = min(max(2*t.backoff, firstPause), maxPause)
-		t.pause, t.slots = t.backoff, nil
-	case int(misses) > len(t.slots)/2 && len(t.slots) < maxSlots:
-		t.grow()
+		t.pause, t.slots, t.misses = t.backoff, nil, 0
 	}
 	t.tries, t.hits = 0, 0
 }
