@@ -151,7 +151,8 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if e := f.entries[key]; e != nil {
 		return reuse(e, target, o)
 	}
-	lw, err := listWatchFor[T](f.api, target, sel.namespace, f.opts.Tweak)
+	o.DisableDecoder = o.DisableDecoder || f.opts.DisableDecoder
+	lw, err := listWatchFor[T](f.api, target, sel.namespace, f.opts.Tweak, decodeOptionsOf(o))
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +161,9 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 		o.Transform = chainOptional(StripManagedFields[T](), o.Transform)
 	}
 	o = o.withDefaults(f.opts)
+	if lw.decoded {
+		o.Intern = false // the decoder shares already
+	}
 	if f.lists != nil {
 		o.listLimiter = f.lists
 	}

@@ -2,7 +2,7 @@ package protodec
 
 import (
 	"fmt"
-	
+
 	"reflect"
 	"slices"
 	"strings"

@@ -130,10 +130,10 @@ func Unwrap(body []byte) (kind, raw []byte, err error) {
 	if !IsProtobuf(body) {
 		return nil, nil, errors.New("not in the protobuf envelope")
 	}
-	err = eachBytesField(body[len(magic):], func(num int32, v []byte) error {
+	err = EachBytesField(body[len(magic):], func(num int32, v []byte) error {
 		switch num {
 		case 1:
-			return eachBytesField(v, func(num int32, v []byte) error {
+			return EachBytesField(v, func(num int32, v []byte) error {
 				if num == 2 {
 					kind = v
 				}
@@ -154,24 +154,25 @@ func Unwrap(body []byte) (kind, raw []byte, err error) {
 	return kind, raw, nil
 }
 
-// eachBytesField calls fn with each length-delimited field of message b,
+// EachBytesField calls fn with each length-delimited field of message b,
 // and skips the others.
-func eachBytesField(b []byte, fn func(int32, []byte) error) error {
+func EachBytesField(b []byte, fn func(num int32, v []byte) error) error {
+	malformed := func(err error) error { return fmt.Errorf("malformed protobuf: %w", err) }
 	for i := 0; i < len(b); {
 		pre := i
 		wire, next, err := uvarint(b, i)
 		if err != nil {
-			return err
+			return malformed(err)
 		}
 		if wire&7 != wireBytes {
 			if i, err = skipAt(b, pre, len(b)); err != nil {
-				return err
+				return malformed(err)
 			}
 			continue
 		}
 		s, e, err := span(b, next)
 		if err != nil {
-			return err
+			return malformed(err)
 		}
 		if err := fn(int32(wire>>3), b[s:e]); err != nil {
 			return err
@@ -200,7 +201,7 @@ func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, ne
 	}
 	dec.mu.Lock()
 	defer dec.mu.Unlock()
-	err = eachBytesField(raw, func(num int32, v []byte) error {
+	err = EachBytesField(raw, func(num int32, v []byte) error {
 		switch num {
 		case 1:
 			return dec.plain.message(listMetaPlan, nil, unsafe.Pointer(&l.ListMeta), v)

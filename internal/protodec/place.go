@@ -110,7 +110,7 @@ func (pl *place) valuePlace(k string, share bool) *place {
 
 // table is a place's memory of values by the hash of their encoding.
 type table struct {
-	slots []slot
+	slots  []slot
 	tries  int32
 	hits   int32
 	misses int32 // since the table last grew
