@@ -71,9 +71,10 @@ func listDecoded[T Object](ctx context.Context, req *rest.Request, dec *protodec
 	return decodeListBody(buf.Bytes(), dec, listKind, newT)
 }
 
-// decodeListBody decodes body, a list response, as listDecoded does.
+// decodeListBody decodes body, a list response, as listDecoded does; with
+// no decoder, protobuf too goes to client-go's codecs.
 func decodeListBody[T Object](body []byte, dec *protodec.Decoder, listKind string, newT func() T) (List, error) {
-	if protodec.IsProtobuf(body) {
+	if dec != nil && protodec.IsProtobuf(body) {
 		return protodec.DecodeList(dec, body, listKind, newT)
 	}
 	if _, ok := any(newT()).(*metav1.PartialObjectMetadata); ok {

@@ -1,6 +1,7 @@
 package benchfixtures
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
@@ -176,4 +178,20 @@ func (w *WirePods) encoded(size int64) ([][]byte, error) {
 	}
 	w.pages[key] = pages
 	return pages, nil
+}
+
+// WatchFrame returns a frame of a protobuf watch stream as the server
+// sends it: a 4-byte big-endian length, then a metav1.WatchEvent of type
+// typ whose object is obj in the protobuf envelope.
+func WatchFrame(typ watch.EventType, obj runtime.Object) ([]byte, error) {
+	data, err := Encode(obj, Protobuf)
+	if err != nil {
+		return nil, err
+	}
+	ev := metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: data}}
+	body, err := ev.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...), nil
 }
