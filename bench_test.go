@@ -923,8 +923,14 @@ func benchSlowHandler(b *testing.B, impl benchImpl, pods *bf.PodList, events [2]
 //	                         feature gate on: watch-list streaming
 //	impl=informers           our factory as users get it: watch-list
 //	                         streaming when the server serves it
-//	                         (kube-apiserver 1.37 does)
-//	impl=informers-intern    the same with FactoryOptions.Intern
+//	                         (kube-apiserver 1.37 does), objects decoded
+//	                         by the library's decoder, which shares as it
+//	                         decodes
+//	impl=informers-nodecoder the same with FactoryOptions.DisableDecoder:
+//	                         lists decoded by client-go's codecs, watches
+//	                         by the generated code
+//	impl=informers-intern    the same with FactoryOptions.Intern too:
+//	                         interning after decoding
 //	impl=informers-list      our informer over the same typed client with
 //	                         watch-list off: the same protocol as clientgo
 //	impl=wire-floor          no informer: the same watch-list request as
@@ -1098,7 +1104,8 @@ func benchE2ESyncs[T informers.Object, L informers.List](cs kubernetes.Interface
 		{"clientgo", false, clientGo},
 		{"clientgo-watchlist", true, clientGo},
 		{"informers", false, ours(informers.FactoryOptions{Namespace: ns})},
-		{"informers-intern", false, ours(informers.FactoryOptions{Namespace: ns, Intern: true})},
+		{"informers-nodecoder", false, ours(informers.FactoryOptions{Namespace: ns, DisableDecoder: true})},
+		{"informers-intern", false, ours(informers.FactoryOptions{Namespace: ns, DisableDecoder: true, Intern: true})},
 		{"wire-floor", false, benchWireFloor(cs, ns, gvr, reflect.TypeFor[T]().Elem().Name())},
 		{"informers-list", false, func(ctx context.Context) (func(), error) {
 			lw := informers.FromClient[T](client)

@@ -1,12 +1,10 @@
 package informers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -46,10 +44,6 @@ func newDecoder[T Object](o decodeOptions) (*protodec.Decoder, error) {
 	return protodec.New(t, protodec.Options{Share: true, Skip: o.skip})
 }
 
-// bodies holds the buffers list responses are read into, so that a sync
-// reads its pages into the same memory.
-var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
 // listDecoded sends req, a list request, and decodes its response with
 // dec into a list of T, whose kind is listKind: a protobuf response by the
 // decoder, into objects that newT makes; a JSON one by client-go's codecs
@@ -60,15 +54,12 @@ func listDecoded[T Object](ctx context.Context, req *rest.Request, dec *protodec
 		return nil, err
 	}
 	defer stream.Close()
-	buf := bodies.Get().(*bytes.Buffer)
-	defer func() {
-		buf.Reset()
-		bodies.Put(buf)
-	}()
-	if _, err := buf.ReadFrom(stream); err != nil {
-		return nil, fmt.Errorf("reading the %s: %w", listKind, err)
-	}
-	return decodeListBody(buf.Bytes(), dec, listKind, newT)
+	var l List
+	err = protodec.ReadBody(stream, func(body []byte) error {
+		l, err = decodeListBody(body, dec, listKind, newT)
+		return err
+	})
+	return l, err
 }
 
 // decodeListBody decodes body, a list response, as listDecoded does; with
@@ -97,21 +88,9 @@ func decodeListBody[T Object](body []byte, dec *protodec.Decoder, listKind strin
 }
 
 // watchDecoded sends req, a watch request, and decodes the objects of kind
-// kind in its stream with dec, into objects that newT makes; bookmarks are
-// decoded whole and not shared.
+// kind in its stream with dec, into objects that newT makes.
 func watchDecoded[T Object](ctx context.Context, req *rest.Request, dec *protodec.Decoder, kind string, newT func() T) (watch.Interface, error) {
-	return watchstream.WatchWith(ctx, req, kind, objectDecoder(dec, newT))
-}
-
-// objectDecoder returns the watchstream.DecodeFunc of dec.
-func objectDecoder[T Object](dec *protodec.Decoder, newT func() T) watchstream.DecodeFunc[T] {
-	return func(data []byte, bookmark bool) (T, error) {
-		if bookmark {
-			obj := newT()
-			return obj, dec.DecodePlain(reflect.ValueOf(obj).UnsafePointer(), data)
-		}
-		return protodec.Object(dec, data, newT)
-	}
+	return watchstream.WatchWith(ctx, req, kind, protodec.EventDecoder(dec, newT))
 }
 
 // The media types client-go's metadata client asks for.
@@ -164,7 +143,7 @@ func metadataDecoded[T Object](a *apiAccess, gvr schema.GroupVersionResource, ns
 				}
 				return r.Watch(ctx, opts)
 			}
-			return watchstream.FromStream(ctx, body, "PartialObjectMetadata", objectDecoder(dec, newT), again), nil
+			return watchstream.FromStream(ctx, body, "PartialObjectMetadata", protodec.EventDecoder(dec, newT), again), nil
 		})
 	lw.decoded = true
 	return lw

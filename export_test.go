@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
@@ -41,7 +42,7 @@ func WireListWatch[T Object](opts Options[T], list func(metav1.ListOptions) ([]b
 	if frames != nil {
 		decode := watchstream.Generated(newT)
 		if dec != nil {
-			decode = objectDecoder(dec, newT)
+			decode = protodec.EventDecoder(dec, newT)
 		}
 		lw.WatchFunc = func(ctx context.Context, _ metav1.ListOptions) (watch.Interface, error) {
 			return watchstream.FromStream(ctx, frames(), gvk.Kind, decode, nil), nil

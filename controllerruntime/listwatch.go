@@ -59,6 +59,38 @@ func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionRe
 			func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) { return rc.List(ctx, opts) },
 			rc.Watch), nil
 	case metadataShape:
+		if dec, err := c.decoderFor(func() client.Object { return &metav1.PartialObjectMetadata{} }); err != nil || dec != nil {
+			if err != nil {
+				return nil, err
+			}
+			request, err := c.metadataRequests(gvr, ns)
+			if err != nil {
+				return nil, err
+			}
+			lw := c.decodedListWatch(request, dec, "PartialObjectMetadata",
+				func() client.Object { return &metav1.PartialObjectMetadata{} }, &metav1.PartialObjectMetadataList{})
+			list, watchFn := lw.ListFunc, lw.WatchFunc
+			lw.ListFunc = func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
+				l, err := list(ctx, opts)
+				if err != nil {
+					return nil, err
+				}
+				return l, setKind(l, gvk)
+			}
+			lw.WatchFunc = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+				w, err := watchFn(ctx, opts)
+				if err != nil {
+					return nil, err
+				}
+				return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+					if m, ok := ev.Object.(*metav1.PartialObjectMetadata); ok {
+						m.SetGroupVersionKind(gvk)
+					}
+					return ev, true
+				}), nil
+			}
+			return lw, nil
+		}
 		cfg := rest.CopyConfig(c.config)
 		cfg.NegotiatedSerializer = nil
 		mc, err := metadata.NewForConfigAndClient(cfg, c.httpClient)
@@ -111,6 +143,13 @@ func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionRe
 			req = req.Namespace(ns)
 		}
 		return req
+	}
+	dec, err := c.decoderFor(newObject)
+	if err != nil {
+		return nil, err
+	}
+	if dec != nil {
+		return c.decodedListWatch(request, dec, gvk.Kind, newObject, listObj), nil
 	}
 	return informers.NewListWatch[client.Object](
 		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
