@@ -102,7 +102,9 @@ func craftedSeeds() []seed {
 	pod := reflect.TypeFor[corev1.Pod]()
 	tag := func(num protowire.Number, typ protowire.Type) []byte { return protowire.AppendTag(nil, num, typ) }
 	cat := func(parts ...[]byte) []byte { return slices.Concat(parts...) }
-	bytesField := func(num protowire.Number, v []byte) []byte { return protowire.AppendBytes(tag(num, protowire.BytesType), v) }
+	bytesField := func(num protowire.Number, v []byte) []byte {
+		return protowire.AppendBytes(tag(num, protowire.BytesType), v)
+	}
 	entry := func(k, v string) []byte { return cat(bytesField(1, []byte(k)), bytesField(2, []byte(v))) }
 	return []seed{
 		{cm, bytesField(2, entry("a", "b"))},
