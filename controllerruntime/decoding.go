@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -161,23 +160,12 @@ func (c *Cache) metadataRequests(gvr schema.GroupVersionResource, ns string) (fu
 	}, nil
 }
 
-// partialMetadata is the type of metadata-only objects.
-var partialMetadata = reflect.TypeFor[*metav1.PartialObjectMetadata]()
-
-// setKind sets gvk on the objects of a metadata-only list.
-func setKind(l informers.List, gvk schema.GroupVersionKind) error {
-	return meta.EachListItem(l, func(o runtime.Object) error {
-		o.GetObjectKind().SetGroupVersionKind(gvk)
-		return nil
-	})
-}
-
 // goType returns the Go type of the objects of gvk cached in shape sh, or
 // nil for unstructured ones.
 func (c *Cache) goType(gvk schema.GroupVersionKind, sh shape) reflect.Type {
 	switch sh {
 	case metadataShape:
-		return partialMetadata
+		return reflect.TypeFor[*metav1.PartialObjectMetadata]()
 	case typed:
 		if obj, err := c.scheme.New(gvk); err == nil {
 			return reflect.TypeOf(obj)

@@ -54,13 +54,7 @@ func TestCacheDecoding(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := controllerruntime.NewWithDecoding(env.Config(), opts, tc.decoding)
 			require.NoError(t, err)
-			runCtx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- c.Start(runCtx) }()
-			defer func() {
-				cancel()
-				require.NoError(t, <-done)
-			}()
+			startCache(t, c)
 			require.True(t, c.WaitForCacheSync(ctx), "started")
 			var cms corev1.ConfigMapList
 			require.NoError(t, c.List(ctx, &cms))
@@ -85,4 +79,16 @@ func TestCacheDecoding(t *testing.T) {
 	}
 	_, err = controllerruntime.NewWithDecoding(env.Config(), opts, controllerruntime.Decoding{SkipFields: map[client.Object][]string{&corev1.ConfigMap{}: {"nothing"}}})
 	require.ErrorContains(t, err, "nothing")
+}
+
+// startCache runs c until the end of the test.
+func startCache(t *testing.T, c *controllerruntime.Cache) {
+	t.Helper()
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Start(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
 }

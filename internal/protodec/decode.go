@@ -490,6 +490,36 @@ func (d *decoder) mapEntry(f *field, pl *place, p unsafe.Pointer, b []byte, star
 	return within, nil
 }
 
+// scan reads the fields of message b, of type name, as the generated code
+// does: fields of the numbers that fn decodes (known) go to fn, which
+// decodes the value at b[i:] sent in wire type wt and returns where it
+// ends; the others are skipped.
+func scan(b []byte, name string, known func(num int32) bool, fn func(num int32, wt, i int) (int, error)) error {
+	for i := 0; i < len(b); {
+		pre := i
+		wire, next, err := uvarint(b, i)
+		if err != nil {
+			return err
+		}
+		num, wt := int32(wire>>3), int(wire&7)
+		if wt == wireEndGroup {
+			return fmt.Errorf("proto: %s: wiretype end group for non-group", name)
+		}
+		if num <= 0 {
+			return fmt.Errorf("proto: %s: illegal tag %d (wire type %d)", name, num, wire)
+		}
+		if known(num) {
+			i, err = fn(num, wt, next)
+		} else {
+			i, err = skipAt(b, pre, len(b))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // decodeTime decodes a Timestamp into t as metav1.Time (seconds only) or
 // metav1.MicroTime (microseconds) does.
 func decodeTime(t *time.Time, b []byte, micro bool) error {
@@ -499,42 +529,20 @@ func decodeTime(t *time.Time, b []byte, micro bool) error {
 	}
 	var seconds int64
 	var nanos int32
-	l := len(b)
-	i := 0
-	for i < l {
-		pre := i
-		wire, next, err := uvarint(b, i)
-		if err != nil {
-			return err
+	err := scan(b, "Timestamp", func(num int32) bool { return num == 1 || num == 2 }, func(num int32, wt, i int) (int, error) {
+		if wt != wireVarint {
+			return 0, wrongWireType(wt, "Seconds")
 		}
-		i = next
-		num, wt := int32(wire>>3), int(wire&7)
-		if wt == wireEndGroup {
-			return fmt.Errorf("proto: Timestamp: wiretype end group for non-group")
+		v, next, err := uvarint(b, i)
+		if num == 1 {
+			seconds = int64(v)
+		} else {
+			nanos = int32(v)
 		}
-		if num <= 0 {
-			return fmt.Errorf("proto: Timestamp: illegal tag %d (wire type %d)", num, wire)
-		}
-		switch num {
-		case 1, 2:
-			if wt != wireVarint {
-				return wrongWireType(wt, "Seconds")
-			}
-			v, next, err := uvarint(b, i)
-			if err != nil {
-				return err
-			}
-			i = next
-			if num == 1 {
-				seconds = int64(v)
-			} else {
-				nanos = int32(v)
-			}
-		default:
-			if i, err = skipAt(b, pre, l); err != nil {
-				return err
-			}
-		}
+		return next, err
+	})
+	if err != nil {
+		return err
 	}
 	if micro {
 		*t = time.Unix(seconds, int64(time.Duration(nanos).Truncate(time.Microsecond))).Local()
@@ -544,82 +552,41 @@ func decodeTime(t *time.Time, b []byte, micro bool) error {
 	return nil
 }
 
+// isFirst says a field number is 1.
+func isFirst(num int32) bool { return num == 1 }
+
 // decodeQuantity decodes a resource.Quantity from its string, field 1, as
 // its hand-written Unmarshal does.
 func decodeQuantity(q *resource.Quantity, b []byte) error {
-	l := len(b)
-	i := 0
-	for i < l {
-		pre := i
-		wire, next, err := uvarint(b, i)
-		if err != nil {
-			return err
-		}
-		i = next
-		num, wt := int32(wire>>3), int(wire&7)
-		if wt == wireEndGroup {
-			return fmt.Errorf("proto: Quantity: wiretype end group for non-group")
-		}
-		if num <= 0 {
-			return fmt.Errorf("proto: Quantity: illegal tag %d (wire type %d)", num, wire)
-		}
-		if num != 1 {
-			if i, err = skipAt(b, pre, l); err != nil {
-				return err
-			}
-			continue
-		}
+	return scan(b, "Quantity", isFirst, func(_ int32, wt, i int) (int, error) {
 		if wt != wireBytes {
-			return wrongWireType(wt, "String_")
+			return 0, wrongWireType(wt, "String_")
 		}
 		s, e, err := span(b, i)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		parsed, err := resource.ParseQuantity(string(b[s:e]))
 		if err != nil {
-			return err
+			return 0, err
 		}
 		*q = parsed
-		i = e
-	}
-	return nil
+		return e, nil
+	})
 }
 
 // decodeFieldsV1 decodes a metav1.FieldsV1, whatever its representation,
 // through SetRawBytes, as its hand-written Unmarshal does.
 func decodeFieldsV1(f *metav1.FieldsV1, b []byte) error {
-	l := len(b)
-	i := 0
-	for i < l {
-		pre := i
-		wire, next, err := uvarint(b, i)
-		if err != nil {
-			return err
-		}
-		i = next
-		num, wt := int32(wire>>3), int(wire&7)
-		if wt == wireEndGroup {
-			return fmt.Errorf("proto: FieldsV1: wiretype end group for non-group")
-		}
-		if num <= 0 {
-			return fmt.Errorf("proto: FieldsV1: illegal tag %d (wire type %d)", num, wire)
-		}
-		if num != 1 {
-			if i, err = skipAt(b, pre, l); err != nil {
-				return err
-			}
-			continue
-		}
+	return scan(b, "FieldsV1", isFirst, func(_ int32, wt, i int) (int, error) {
 		if wt != wireBytes {
-			return wrongWireType(wt, "Raw")
+			return 0, wrongWireType(wt, "Raw")
 		}
 		s, e, err := span(b, i)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		f.SetRawBytes(b[s:e])
-		i = e
-	}
-	return nil
+		return e, nil
+	})
 }

@@ -113,7 +113,8 @@ type table struct {
 	slots  []slot
 	tries  int32
 	hits   int32
-	misses int32 // since the table last grew
+	misses int32  // since the table last grew
+	clock  uint32 // counts the slots hit and filled
 	// pause counts down the visits left while the place is off; backoff
 	// is how long the next pause lasts.
 	pause, backoff int32
@@ -126,8 +127,11 @@ type slot struct {
 	size   int
 	p      unsafe.Pointer
 	n, c   int
-	recent bool // of the two slots of a pair, hit or filled last
+	used   uint32 // when it was last hit or filled, in lookups
 }
+
+// ways is how many slots a value may take: tables are set-associative.
+const ways = 4
 
 // on reports whether the place shares now; a place turned off counts its
 // pause down.
@@ -142,10 +146,32 @@ func (t *table) on() bool {
 	return true
 }
 
-// pair returns the two slots where a value of hash h may be.
-func (t *table) pair(h uint64) *[2]slot {
-	i := int(h) & (len(t.slots) - 1) &^ 1
-	return (*[2]slot)(t.slots[i : i+2])
+// find returns the slot of the set of hash h that match accepts, or nil.
+func (t *table) find(h uint64, match func(*slot) bool) *slot {
+	i := int(h) & (len(t.slots) - 1) &^ (ways - 1)
+	for k := i; k < i+ways; k++ {
+		if s := &t.slots[k]; s.p != nil && s.h1 == h && match(s) {
+			t.clock++
+			s.used = t.clock
+			return s
+		}
+	}
+	return nil
+}
+
+// put remembers s, whose hash is s.h1, in place of an empty slot of its
+// set or of the one used least recently.
+func (t *table) put(s slot) {
+	i := int(s.h1) & (len(t.slots) - 1) &^ (ways - 1)
+	victim := &t.slots[i]
+	for k := i; k < i+ways && victim.p != nil; k++ {
+		if c := &t.slots[k]; c.p == nil || c.used < victim.used {
+			victim = c
+		}
+	}
+	t.clock++
+	s.used = t.clock
+	*victim = s
 }
 
 // count records a lookup. A table that missed more values than it has
@@ -174,31 +200,8 @@ func (t *table) grow() {
 	old := t.slots
 	t.slots = make([]slot, 2*len(old))
 	for i := range old {
-		if s := &old[i]; s.p != nil {
-			*t.victim(s.h1) = *s
+		if s := old[i]; s.p != nil {
+			t.put(s)
 		}
 	}
-}
-
-// victim returns the slot of the pair of hash h that a new value takes:
-// an empty one, or the one used less recently.
-func (t *table) victim(h uint64) *slot {
-	pr := t.pair(h)
-	a, b := &pr[0], &pr[1]
-	switch {
-	case a.p == nil:
-		a.recent, b.recent = true, false
-		return a
-	case b.p == nil || a.recent:
-		b.recent, a.recent = true, false
-		return b
-	}
-	a.recent, b.recent = true, false
-	return a
-}
-
-// touch marks s, of its pair pr, as used last.
-func touch(pr *[2]slot, s *slot) {
-	pr[0].recent = s == &pr[0]
-	pr[1].recent = s == &pr[1]
 }

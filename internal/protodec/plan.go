@@ -248,48 +248,33 @@ func (f *field) classify(building map[reflect.Type]*message) error {
 		f.kind, f.msg = kMessage, build(t, building)
 		return nil
 	}
+	if k, ok := scalarKinds[t.Kind()]; ok {
+		f.kind = k.value
+		return nil
+	}
 	switch t.Kind() {
-	case reflect.String:
-		f.kind = kString
-	case reflect.Int32:
-		f.kind = kInt32
-	case reflect.Int64:
-		f.kind = kInt64
-	case reflect.Bool:
-		f.kind = kBool
 	case reflect.Pointer:
 		e := t.Elem()
-		switch {
-		case isMessage(e):
+		f.elem = e
+		if isMessage(e) {
 			f.kind, f.msg = kMessagePtr, build(e, building)
-		case e.Kind() == reflect.String:
-			f.kind = kStringPtr
-		case e.Kind() == reflect.Int32:
-			f.kind = kInt32Ptr
-		case e.Kind() == reflect.Int64:
-			f.kind = kInt64Ptr
-		case e.Kind() == reflect.Bool:
-			f.kind = kBoolPtr
-		default:
+			break
+		}
+		k, ok := scalarKinds[e.Kind()]
+		if !ok {
 			return fmt.Errorf("pointer to %v", e)
 		}
-		f.elem = e
+		f.kind = k.ptr
 	case reflect.Slice:
 		e := t.Elem()
 		f.elem = e
-		switch {
+		switch k, ok := scalarKinds[e.Kind()]; {
 		case isMessage(e):
 			f.kind, f.msg = kRepMessage, build(e, building)
 		case e.Kind() == reflect.Uint8:
 			f.kind = kBytes
-		case e.Kind() == reflect.String:
-			f.kind = kRepString
-		case e.Kind() == reflect.Int32:
-			f.kind = kRepInt32
-		case e.Kind() == reflect.Int64:
-			f.kind = kRepInt64
-		case e.Kind() == reflect.Bool:
-			f.kind = kRepBool
+		case ok:
+			f.kind = k.rep
 		default:
 			return fmt.Errorf("slice of %v", e)
 		}
@@ -314,6 +299,15 @@ func (f *field) classify(building map[reflect.Type]*message) error {
 		return fmt.Errorf("type %v", t)
 	}
 	return nil
+}
+
+// scalarKinds are the kinds of fields of strings, numbers and booleans:
+// held by value, by pointer, or repeated.
+var scalarKinds = map[reflect.Kind]struct{ value, ptr, rep kind }{
+	reflect.String: {kString, kStringPtr, kRepString},
+	reflect.Int32:  {kInt32, kInt32Ptr, kRepInt32},
+	reflect.Int64:  {kInt64, kInt64Ptr, kRepInt64},
+	reflect.Bool:   {kBool, kBoolPtr, kRepBool},
 }
 
 // wireType returns the wire type a field of kind k is sent in; repeated

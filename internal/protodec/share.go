@@ -37,18 +37,13 @@ func (d *decoder) str(pl *place, b []byte) string {
 		return string(b)
 	}
 	h := maphash.Bytes(d.seed1, b)
-	pr := t.pair(h)
-	for k := range pr {
-		s := &pr[k]
-		if s.h1 == h && s.n == len(b) && s.p != nil && unsafe.String((*byte)(s.p), s.n) == string(b) {
-			touch(pr, s)
-			out := unsafe.String((*byte)(s.p), s.n)
-			t.count(true)
-			return out
-		}
+	if s := t.find(h, func(s *slot) bool { return unsafe.String((*byte)(s.p), s.n) == string(b) }); s != nil {
+		out := unsafe.String((*byte)(s.p), s.n)
+		t.count(true)
+		return out
 	}
 	out := string(b)
-	*t.victim(h) = slot{h1: h, p: unsafe.Pointer(unsafe.StringData(out)), n: len(out), recent: true}
+	t.put(slot{h1: h, p: unsafe.Pointer(unsafe.StringData(out)), n: len(out)})
 	t.count(false)
 	return out
 }
@@ -61,19 +56,14 @@ func (d *decoder) strPtr(pl *place, b []byte) *string {
 		return &s
 	}
 	h := maphash.Bytes(d.seed1, b)
-	pr := t.pair(h)
-	for k := range pr {
-		s := &pr[k]
-		if s.h1 == h && s.p != nil && *(*string)(s.p) == string(b) {
-			touch(pr, s)
-			out := (*string)(s.p)
-			t.count(true)
-			return out
-		}
+	if s := t.find(h, func(s *slot) bool { return *(*string)(s.p) == string(b) }); s != nil {
+		out := (*string)(s.p)
+		t.count(true)
+		return out
 	}
 	out := new(string)
 	*out = string(b)
-	*t.victim(h) = slot{h1: h, p: unsafe.Pointer(out), recent: true}
+	t.put(slot{h1: h, p: unsafe.Pointer(out)})
 	t.count(false)
 	return out
 }
@@ -85,19 +75,14 @@ func (d *decoder) bytes(pl *place, b []byte) []byte {
 		return append([]byte{}, b...)
 	}
 	h := maphash.Bytes(d.seed1, b)
-	pr := t.pair(h)
-	for k := range pr {
-		s := &pr[k]
-		if s.h1 == h && s.n == len(b) && s.p != nil && string(unsafe.Slice((*byte)(s.p), s.n)) == string(b) {
-			touch(pr, s)
-			out := unsafe.Slice((*byte)(s.p), s.n)
-			t.count(true)
-			return out
-		}
+	if s := t.find(h, func(s *slot) bool { return string(unsafe.Slice((*byte)(s.p), s.n)) == string(b) }); s != nil {
+		out := unsafe.Slice((*byte)(s.p), s.n)
+		t.count(true)
+		return out
 	}
 	out := append([]byte(nil), b...)
 	out = out[:len(out):len(out)]
-	*t.victim(h) = slot{h1: h, p: unsafe.Pointer(unsafe.SliceData(out)), n: len(out), recent: true}
+	t.put(slot{h1: h, p: unsafe.Pointer(unsafe.SliceData(out)), n: len(out)})
 	t.count(false)
 	return out
 }
@@ -113,18 +98,13 @@ func numPtr[N number](d *decoder, pl *place, v N, key uint64) *N {
 		return &v
 	}
 	h := key*0x9e3779b97f4a7c15 ^ 1
-	pr := t.pair(h)
-	for k := range pr {
-		s := &pr[k]
-		if s.p != nil && s.h1 == h && *(*N)(s.p) == v {
-			touch(pr, s)
-			out := (*N)(s.p)
-			t.count(true)
-			return out
-		}
+	if s := t.find(h, func(s *slot) bool { return *(*N)(s.p) == v }); s != nil {
+		out := (*N)(s.p)
+		t.count(true)
+		return out
 	}
 	out := &v
-	*t.victim(h) = slot{h1: h, p: unsafe.Pointer(out), recent: true}
+	t.put(slot{h1: h, p: unsafe.Pointer(out)})
 	t.count(false)
 	return out
 }
@@ -143,33 +123,28 @@ func (d *decoder) lookup(pl *place, enc []byte) (v found, hit bool, h uint64, ok
 		return found{}, false, 0, false
 	}
 	h = maphash.Bytes(d.seed1, enc)
-	pr := t.pair(h)
 	var h2 uint64
-	for k := range pr {
-		s := &pr[k]
-		if s.p == nil || s.h1 != h || s.size != len(enc) {
-			continue
+	s := t.find(h, func(s *slot) bool {
+		if s.size != len(enc) {
+			return false
 		}
 		if h2 == 0 {
 			h2 = maphash.Bytes(d.seed2, enc) | 1
 		}
-		if s.h2 == h2 {
-			touch(pr, s)
-			v = found{s.p, s.n, s.c}
-			t.count(true)
-			return v, true, h, true
-		}
+		return s.h2 == h2
+	})
+	if s != nil {
+		v = found{s.p, s.n, s.c}
 	}
-	t.count(false)
-	return found{}, false, h, true
+	t.count(s != nil)
+	return v, s != nil, h, true
 }
 
 // remember has pl remember v, decoded from encoding enc of hash h, unless
 // pl turned itself off meanwhile.
 func (d *decoder) remember(pl *place, enc []byte, h uint64, v found) {
-	t := &pl.tab
-	if t.slots == nil {
+	if pl.tab.slots == nil {
 		return
 	}
-	*t.victim(h) = slot{h1: h, h2: maphash.Bytes(d.seed2, enc) | 1, size: len(enc), p: v.p, n: v.n, c: v.c, recent: true}
+	pl.tab.put(slot{h1: h, h2: maphash.Bytes(d.seed2, enc) | 1, size: len(enc), p: v.p, n: v.n, c: v.c})
 }
