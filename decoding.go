@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,6 +33,16 @@ type decodeOptions struct {
 
 func decodeOptionsOf[T Object](o Options[T]) decodeOptions {
 	return decodeOptions{disabled: o.DisableDecoder, skip: o.SkipFields}
+}
+
+// sortedDecodeOptions returns the decodeOptions of o with the fields to
+// skip sorted, to compare the requests of one informer.
+func sortedDecodeOptions[T Object](o Options[T]) decodeOptions {
+	d := decodeOptionsOf(o)
+	if d.skip != nil {
+		d.skip = slices.Sorted(slices.Values(d.skip))
+	}
+	return d
 }
 
 // newDecoder returns the decoder of an informer of objects of type T, or

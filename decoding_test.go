@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubetyped/informers"
 	bf "github.com/kubetyped/informers/internal/benchfixtures"
@@ -112,4 +113,22 @@ func podAt(t *testing.T, inf *informers.SharedInformer[*corev1.Pod], l *bf.PodLi
 	p, err := inf.Lister().Namespace(ns).Get(name)
 	require.NoError(t, err)
 	return p
+}
+
+// A factory's informer is made with the fields to skip of the request that
+// creates it: a later request with others fails, one without any shares
+// it.
+func TestFactorySkipFields(t *testing.T) {
+	f := informers.NewFactory(fake.NewClientset())
+	skip := []string{"metadata.managedFields", "status.conditions"}
+	first := informers.InformerWith(f, informers.Options[*corev1.Pod]{SkipFields: skip})
+	require.NoError(t, first.Err())
+	require.Same(t, first, informers.Informer[*corev1.Pod](f), "no fields given")
+	require.Same(t, first, informers.InformerWith(f, informers.Options[*corev1.Pod]{SkipFields: []string{"status.conditions", "metadata.managedFields"}}), "in another order")
+	other := informers.InformerWith(f, informers.Options[*corev1.Pod]{SkipFields: []string{"metadata.managedFields"}})
+	require.ErrorContains(t, other.Err(), "already exists with SkipFields")
+	off := informers.InformerWith(f, informers.Options[*corev1.Pod]{DisableDecoder: true})
+	require.ErrorContains(t, off.Err(), "DisableDecoder false")
+	bad := informers.InformerWith(f, informers.Options[*corev1.Secret]{SkipFields: []string{"data.nothing"}})
+	require.ErrorContains(t, bad.Err(), "data.nothing")
 }

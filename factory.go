@@ -56,6 +56,7 @@ type factoryEntry struct {
 	hasXform bool    // the creating request gave a transform
 	xformPtr uintptr // its code, to tell a repeated transform from another
 	resync   time.Duration
+	decoding decodeOptions // the creating request's, skip sorted
 	cancel   context.CancelFunc
 	done     chan struct{}
 }
@@ -177,7 +178,7 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &factoryEntry{inf: inf, goType: reflect.TypeFor[T](), resync: o.ResyncPeriod, done: make(chan struct{})}
+	e := &factoryEntry{inf: inf, goType: reflect.TypeFor[T](), resync: o.ResyncPeriod, decoding: sortedDecodeOptions(o), done: make(chan struct{})}
 	if userTransform != nil {
 		e.hasXform, e.xformPtr = true, funcPtr(userTransform)
 	}
@@ -200,6 +201,9 @@ func reuse[T Object](e *factoryEntry, target target, o Options[T]) (*SharedInfor
 	}
 	if o.ResyncPeriod != 0 && o.ResyncPeriod != e.resync {
 		return nil, fmt.Errorf("%s already exists with resync period %v", inf.desc, e.resync)
+	}
+	if d := sortedDecodeOptions(o); d.skip != nil && !slices.Equal(d.skip, e.decoding.skip) || d.disabled && !e.decoding.disabled {
+		return nil, fmt.Errorf("%s already exists with SkipFields %q and DisableDecoder %v", inf.desc, e.decoding.skip, e.decoding.disabled)
 	}
 	for name, fn := range o.Indexers {
 		if inf.store.HasIndex(name) {
