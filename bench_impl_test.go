@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,13 @@ type benchSource struct {
 	// Watch returns the watch that follows a list; it is called for every
 	// watch.
 	Watch func() watch.Interface
+	// ListBytes, if set, returns the page List decodes, as the server
+	// sends it (fixture=wire): ours decodes it its own way, the others
+	// take List's, decoded by client-go's codecs.
+	ListBytes func(metav1.ListOptions) ([]byte, error)
+	// WatchFrames, if set, returns the watch stream, in protobuf frames,
+	// that ours decodes its own way instead of calling Watch.
+	WatchFrames func() io.ReadCloser
 }
 
 // benchHandler is the handler work of a benchmark, written once and adapted to
@@ -67,6 +75,10 @@ type benchCacheOptions struct {
 	StripManagedFields bool
 	// Intern turns our interning on (ours only).
 	Intern bool
+	// DisableDecoder turns our decoder off (ours only, fixture=wire).
+	DisableDecoder bool
+	// SkipManagedFields has ours never decode managedFields.
+	SkipManagedFields bool
 }
 
 // benchNodeIndex is the name of the index by spec.nodeName.
@@ -252,16 +264,25 @@ type benchInformers struct {
 // benchNewInformers returns our informer over s, listing and watching (watch-
 // list streaming off, as for client-go).
 func benchNewInformers(s benchSource, o benchCacheOptions) (*benchInformers, error) {
-	lw := informers.NewListWatch[*corev1.Pod](
-		func(_ context.Context, opts metav1.ListOptions) (*corev1.PodList, error) { return s.List(opts) },
-		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return s.Watch(), nil },
-	)
-	lw.DisableWatchList = true
-	opts := informers.Options[*corev1.Pod]{ResyncPeriod: o.Resync, Intern: o.Intern}
+	opts := informers.Options[*corev1.Pod]{ResyncPeriod: o.Resync, Intern: o.Intern, DisableDecoder: o.DisableDecoder}
 	if o.StripManagedFields {
 		opts.Transform = informers.StripManagedFields[*corev1.Pod]()
 	}
-	inf, err := informers.NewInformer(lw, opts)
+	if o.SkipManagedFields {
+		opts.SkipFields = []string{"metadata.managedFields"}
+	}
+	var inf *informers.SharedInformer[*corev1.Pod]
+	var err error
+	if s.ListBytes != nil {
+		inf, err = benchNewWireInformer(s, opts)
+	} else {
+		lw := informers.NewListWatch[*corev1.Pod](
+			func(_ context.Context, opts metav1.ListOptions) (*corev1.PodList, error) { return s.List(opts) },
+			func(context.Context, metav1.ListOptions) (watch.Interface, error) { return s.Watch(), nil },
+		)
+		lw.DisableWatchList = true
+		inf, err = informers.NewInformer(lw, opts)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -428,24 +428,33 @@ func benchSyncVariants(managedFields bool) []benchSyncVariant {
 // protobuf (decoded-json: JSON) in pages of 500, decoded by client-go's
 // codecs on every list, so no two objects share memory. fixture=copied
 // deep-copies one template per deployment, whose strings the pods of a
-// deployment then share, and returns the whole list at once.
+// deployment then share, and returns the whole list at once. fixture=wire
+// serves the same pages as fixture=decoded as bytes, which each
+// implementation decodes its own way: client-go and the floor with
+// client-go's codecs, ours with the library's decoder (see
+// benchWireSyncVariants).
 func BenchmarkInitialSync(b *testing.B) {
 	for _, count := range []int{10_000, 100_000} {
 		for _, managedFields := range []bool{false, true} {
-			for _, fixture := range []string{"copied", "decoded", "decoded-json"} {
+			for _, fixture := range []string{"copied", "decoded", "decoded-json", "wire"} {
 				if managedFields && fixture == "copied" && count > 10_000 || fixture == "decoded-json" && count > 10_000 {
 					continue // retained-B/obj tells the same at 10k, in a tenth of the time
 				}
-				list := benchFresh(benchPods(count, managedFields))
+				src := benchSource{List: benchFresh(benchPods(count, managedFields)), Watch: idleWatch}
+				variants := benchSyncVariants(managedFields)
 				switch fixture {
 				case "decoded":
-					list = benchWire(b, count, managedFields, bf.Protobuf).List
+					src.List = benchWire(b, count, managedFields, bf.Protobuf).List
 				case "decoded-json":
-					list = benchWire(b, count, managedFields, bf.JSON).List
+					src.List = benchWire(b, count, managedFields, bf.JSON).List
+				case "wire":
+					wire := benchWire(b, count, managedFields, bf.Protobuf)
+					src.List, src.ListBytes = wire.List, wire.ListBytes
+					variants = benchWireSyncVariants(managedFields)
 				}
-				for _, v := range benchSyncVariants(managedFields) {
+				for _, v := range variants {
 					b.Run(fmt.Sprintf("pods=%d/managedFields=%v/fixture=%s/impl=%s", count, managedFields, fixture, v.name), func(b *testing.B) {
-						benchInitialSync(b, v, list, count)
+						benchInitialSync(b, v, src, count)
 					})
 				}
 			}
@@ -453,8 +462,7 @@ func BenchmarkInitialSync(b *testing.B) {
 	}
 }
 
-func benchInitialSync(b *testing.B, v benchSyncVariant, list func(metav1.ListOptions) (*corev1.PodList, error), count int) {
-	src := benchSource{List: list, Watch: idleWatch}
+func benchInitialSync(b *testing.B, v benchSyncVariant, src benchSource, count int) {
 	n := int64(count)
 	// syncOnce builds and syncs a cache, sampling the heap meanwhile.
 	syncOnce := func() (c benchCache, peak, livePeak uint64) {
@@ -509,7 +517,7 @@ func BenchmarkSyncScale(b *testing.B) {
 		for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl, benchInformersInternImpl, benchFloorImpl} {
 			v := benchSyncVariant{impl.Name, impl, benchCacheOptions{}}
 			b.Run(fmt.Sprintf("pods=%d/impl=%s", count, impl.Name), func(b *testing.B) {
-				benchInitialSync(b, v, wire.List, count)
+				benchInitialSync(b, v, benchSource{List: wire.List, Watch: idleWatch}, count)
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(count), "ns/obj")
 			})
 		}
@@ -915,8 +923,14 @@ func benchSlowHandler(b *testing.B, impl benchImpl, pods *bf.PodList, events [2]
 //	                         feature gate on: watch-list streaming
 //	impl=informers           our factory as users get it: watch-list
 //	                         streaming when the server serves it
-//	                         (kube-apiserver 1.37 does)
-//	impl=informers-intern    the same with FactoryOptions.Intern
+//	                         (kube-apiserver 1.37 does), objects decoded
+//	                         by the library's decoder, which shares as it
+//	                         decodes
+//	impl=informers-nodecoder the same with FactoryOptions.DisableDecoder:
+//	                         lists decoded by client-go's codecs, watches
+//	                         by the generated code
+//	impl=informers-intern    the same with FactoryOptions.Intern too:
+//	                         interning after decoding
 //	impl=informers-list      our informer over the same typed client with
 //	                         watch-list off: the same protocol as clientgo
 //	impl=wire-floor          no informer: the same watch-list request as
@@ -1090,7 +1104,8 @@ func benchE2ESyncs[T informers.Object, L informers.List](cs kubernetes.Interface
 		{"clientgo", false, clientGo},
 		{"clientgo-watchlist", true, clientGo},
 		{"informers", false, ours(informers.FactoryOptions{Namespace: ns})},
-		{"informers-intern", false, ours(informers.FactoryOptions{Namespace: ns, Intern: true})},
+		{"informers-nodecoder", false, ours(informers.FactoryOptions{Namespace: ns, DisableDecoder: true})},
+		{"informers-intern", false, ours(informers.FactoryOptions{Namespace: ns, DisableDecoder: true, Intern: true})},
 		{"wire-floor", false, benchWireFloor(cs, ns, gvr, reflect.TypeFor[T]().Elem().Name())},
 		{"informers-list", false, func(ctx context.Context) (func(), error) {
 			lw := informers.FromClient[T](client)

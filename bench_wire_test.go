@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
@@ -63,16 +63,16 @@ func (o *benchWireObject) DeepCopyObject() runtime.Object   { c := *o; return &c
 // metadata (field 1 of every object) and its annotations (field 12), whose
 // entries hold a key (1) and a value (2), skipping everything else.
 func (o *benchWireObject) Unmarshal(b []byte) error {
-	return watchstream.EachBytesField(b, func(num protowire.Number, meta []byte) error {
+	return protodec.EachBytesField(b, func(num int32, meta []byte) error {
 		if num != 1 {
 			return nil
 		}
-		return watchstream.EachBytesField(meta, func(num protowire.Number, entry []byte) error {
+		return protodec.EachBytesField(meta, func(num int32, entry []byte) error {
 			if num != 12 {
 				return nil
 			}
 			var key, value string
-			err := watchstream.EachBytesField(entry, func(num protowire.Number, v []byte) error {
+			err := protodec.EachBytesField(entry, func(num int32, v []byte) error {
 				switch num {
 				case 1:
 					key = string(v)

@@ -1,4 +1,53 @@
 package informers
 
+import (
+	"context"
+	"io"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/kubetyped/informers/internal/protodec"
+	"github.com/kubetyped/informers/internal/watchstream"
+)
+
 // ResourceFor exposes resourceFor to the tests.
 var ResourceFor = resourceFor
+
+// WireListWatch returns a ListWatch of T over a source in protobuf, for
+// the benchmarks: list returns a page as the server sends it, and frames,
+// if set, the stream of a watch. Objects are decoded as a Factory's
+// informer with opts decodes them: by the library's decoder, or, with
+// opts.DisableDecoder, lists by client-go's codecs and watches by the
+// generated code. Without frames, WatchFunc is left to the caller.
+func WireListWatch[T Object](opts Options[T], list func(metav1.ListOptions) ([]byte, error), frames func() io.ReadCloser) (*ListWatch[T, List], error) {
+	gvk, err := kindOf[T](scheme.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	dec, err := newDecoder[T](decodeOptionsOf(opts))
+	if err != nil {
+		return nil, err
+	}
+	newT, _ := watchstream.NewFunc(*new(T))
+	lw := NewListWatch[T](
+		func(_ context.Context, o metav1.ListOptions) (List, error) {
+			body, err := list(o)
+			if err != nil {
+				return nil, err
+			}
+			return decodeListBody(body, dec, gvk.Kind+"List", newT)
+		}, nil)
+	if frames != nil {
+		decode := watchstream.Generated(newT)
+		if dec != nil {
+			decode = protodec.EventDecoder(dec, newT)
+		}
+		lw.WatchFunc = func(ctx context.Context, _ metav1.ListOptions) (watch.Interface, error) {
+			return watchstream.FromStream(ctx, frames(), gvk.Kind, decode, nil), nil
+		}
+	}
+	lw.decoded = dec != nil
+	return lw, nil
+}

@@ -56,6 +56,7 @@ type factoryEntry struct {
 	hasXform bool    // the creating request gave a transform
 	xformPtr uintptr // its code, to tell a repeated transform from another
 	resync   time.Duration
+	decoding decodeOptions // the creating request's, skip sorted
 	cancel   context.CancelFunc
 	done     chan struct{}
 }
@@ -151,7 +152,8 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if e := f.entries[key]; e != nil {
 		return reuse(e, target, o)
 	}
-	lw, err := listWatchFor[T](f.api, target, sel.namespace, f.opts.Tweak)
+	o.DisableDecoder = o.DisableDecoder || f.opts.DisableDecoder
+	lw, err := listWatchFor[T](f.api, target, sel.namespace, f.opts.Tweak, decodeOptionsOf(o))
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +162,9 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 		o.Transform = chainOptional(StripManagedFields[T](), o.Transform)
 	}
 	o = o.withDefaults(f.opts)
+	if lw.decoded {
+		o.Intern = false // the decoder shares already
+	}
 	if f.lists != nil {
 		o.listLimiter = f.lists
 	}
@@ -174,7 +179,7 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 		return nil, err
 	}
 	inf.scope.namespace, inf.scope.namespaceKnown = sel.namespace, true
-	e := &factoryEntry{inf: inf, goType: reflect.TypeFor[T](), resync: o.ResyncPeriod, done: make(chan struct{})}
+	e := &factoryEntry{inf: inf, goType: reflect.TypeFor[T](), resync: o.ResyncPeriod, decoding: sortedDecodeOptions(o), done: make(chan struct{})}
 	if userTransform != nil {
 		e.hasXform, e.xformPtr = true, funcPtr(userTransform)
 	}
@@ -197,6 +202,9 @@ func reuse[T Object](e *factoryEntry, target target, o Options[T]) (*SharedInfor
 	}
 	if o.ResyncPeriod != 0 && o.ResyncPeriod != e.resync {
 		return nil, fmt.Errorf("%s already exists with resync period %v", inf.desc, e.resync)
+	}
+	if d := sortedDecodeOptions(o); d.skip != nil && !slices.Equal(d.skip, e.decoding.skip) || d.disabled && !e.decoding.disabled {
+		return nil, fmt.Errorf("%s already exists with SkipFields %q and DisableDecoder %v", inf.desc, e.decoding.skip, e.decoding.disabled)
 	}
 	for name, fn := range o.Indexers {
 		if inf.store.HasIndex(name) {

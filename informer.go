@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubetyped/informers/internal/dispatch"
+	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/store"
 )
@@ -143,6 +145,13 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 		opts.Name = sel.name(opts.Resource)
 	}
 	i := newSharedInformer(opts, nil)
+	if len(opts.SkipFields) > 0 {
+		c, err := protodec.NewClearer(reflect.TypeFor[T](), opts.SkipFields)
+		if err != nil {
+			return nil, fmt.Errorf("informers: NewInformer[%T]: SkipFields: %w", *new(T), err)
+		}
+		i.writer.clear = func(obj T) { c.Clear(reflect.ValueOf(obj).UnsafePointer()) }
+	}
 	if opts.Shard != nil {
 		if err := opts.Shard.validate(); err != nil {
 			return nil, fmt.Errorf("informers: NewInformer[%T]: %w", *new(T), err)

@@ -52,13 +52,35 @@ type Options[T Object] struct {
 	Transform TransformFunc[T]
 	// Intern makes each object the informer caches share its strings and
 	// its read-only parts (labels, containers, volumes, owner
-	// references...) with equal ones of the objects cached before, which
-	// objects decoded from the wire never do: a cache of pods takes about
-	// a quarter of the memory. It costs time on the event path (an
+	// references...) with equal ones of the objects cached before, after
+	// they are decoded: for the objects the library's decoder does not
+	// decode (JSON, custom resources, a ListWatch of decoded objects),
+	// since the decoder shares as it decodes (see DisableDecoder) and
+	// Intern then adds nothing. It costs time on the event path (an
 	// initial sync takes 15-45% longer, an update about 3 µs more); see
-	// the README's Memory paragraph. Cached objects are read-only either
-	// way.
+	// docs/memory.md. Cached objects are read-only either way.
 	Intern bool
+	// SkipFields names fields the informer never decodes, by their JSON
+	// paths: "metadata.managedFields", "status.conditions",
+	// "spec.containers.env" (a path goes through lists and inline
+	// structs). They read as zero values in the cache and in handlers,
+	// and cost neither time nor memory: the generic answer to hand-written
+	// slim types. The library's decoder skips them; objects it does not
+	// decode (JSON, a ListWatch of decoded objects) have them cleared
+	// before they are cached. It applies to built-in types and
+	// *metav1.PartialObjectMetadata only. The name, namespace, UID and
+	// resource version of the metadata cannot be skipped; everything that
+	// reads a skipped field (an index, a transform, a selector on it) sees
+	// it empty. See docs/memory.md.
+	SkipFields []string
+	// DisableDecoder turns off the library's decoder, which decodes the
+	// protobuf of built-in types and of metadata-only informers through a
+	// Factory, sharing equal strings and parts (labels, containers,
+	// volumes, owner references) between cached objects as it decodes:
+	// objects are then decoded by their generated code, as client-go
+	// does, and share nothing unless Intern is set. Cached objects are
+	// read-only either way.
+	DisableDecoder bool
 	// WaitForResource makes WaitForSync wait for a resource that is not
 	// served yet (a custom resource whose definition is not installed),
 	// saying it is waiting for it, instead of failing at once with the
@@ -126,6 +148,9 @@ type FactoryOptions struct {
 	ResyncPeriod time.Duration
 	// Intern interns the objects of every informer (see Options.Intern).
 	Intern bool
+	// DisableDecoder turns off the library's decoder for every informer
+	// (see Options.DisableDecoder).
+	DisableDecoder bool
 
 	// OnError, Backoff, MinWatchTimeout, PageSize and Metrics are the
 	// defaults of the Options fields of the same names.

@@ -26,6 +26,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/util/watchlist"
 
+	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
@@ -38,7 +39,10 @@ type apiAccess struct {
 	discovery rest.Interface // resource names and scopes; nil with fakes
 	dynamic   dynamic.Interface
 	metadata  metadata.Interface
-	errs      error // why the clients above could not be made
+	// metadataOwn says metadata was made from RESTConfig, not given:
+	// metadata-only informers may then list and watch through rest.
+	metadataOwn bool
+	errs        error // why the clients above could not be made
 
 	mu        sync.Mutex
 	resources map[schema.GroupVersion]*metav1.APIResourceList
@@ -93,6 +97,7 @@ func newAPIAccess(client kubernetes.Interface, o FactoryOptions, sch *runtime.Sc
 	a.dynamic, a.errs = orMake(a.dynamic, a.errs, func() (dynamic.Interface, error) {
 		return dynamic.NewForConfigAndClient(cfg, httpClient)
 	})
+	a.metadataOwn = a.metadata == nil
 	a.metadata, a.errs = orMake(a.metadata, a.errs, func() (metadata.Interface, error) {
 		return metadata.NewForConfigAndClient(cfg, httpClient)
 	})
@@ -109,7 +114,7 @@ func orMake[C comparable](have C, errs error, make func() (C, error)) (C, error)
 }
 
 // listWatchFor builds the requests of an informer.
-func listWatchFor[T Object](a *apiAccess, t target, namespace string, tweak func(*metav1.ListOptions)) (*ListWatch[T, List], error) {
+func listWatchFor[T Object](a *apiAccess, t target, namespace string, tweak func(*metav1.ListOptions), dec decodeOptions) (*ListWatch[T, List], error) {
 	if a.errs != nil {
 		return nil, a.errs
 	}
@@ -124,11 +129,11 @@ func listWatchFor[T Object](a *apiAccess, t target, namespace string, tweak func
 	case t.shape == dynamicShape:
 		lw, err = dynamicListWatch[T](a, t.gvr, namespace)
 	case t.shape == metadataShape:
-		lw, err = metadataListWatch[T](a, t.gvr, namespace)
+		lw, err = metadataListWatch[T](a, t.gvr, namespace, dec)
 	case a.fake != nil:
 		lw = fakeListWatch[T](a, t, namespace)
 	default:
-		lw, err = typedListWatch[T](a, t, namespace)
+		lw, err = typedListWatch[T](a, t, namespace, dec)
 	}
 	if err != nil {
 		return nil, err
@@ -137,13 +142,21 @@ func listWatchFor[T Object](a *apiAccess, t target, namespace string, tweak func
 	return lw, nil
 }
 
-// typedListWatch serves built-in types as protobuf and others as JSON.
-func typedListWatch[T Object](a *apiAccess, t target, ns string) (*ListWatch[T, List], error) {
+// typedListWatch serves built-in types as protobuf, decoded by the
+// library's decoder unless dec turns it off, and others as JSON.
+func typedListWatch[T Object](a *apiAccess, t target, ns string, dec decodeOptions) (*ListWatch[T, List], error) {
 	if a.rest == nil {
 		return nil, errors.New("the factory has no client to reach the server")
 	}
 	protobuf := scheme.Scheme.Recognizes(t.gvk)
 	newT, decodesItself := watchstream.NewFunc(*new(T))
+	var decoder *protodec.Decoder
+	if protobuf {
+		var err error
+		if decoder, err = newDecoder[T](dec); err != nil {
+			return nil, err
+		}
+	}
 	request := func(ctx context.Context, opts metav1.ListOptions) (*rest.Request, error) {
 		res, err := a.resource(ctx, t.gvr, t.gvk.Kind)
 		if err != nil {
@@ -160,6 +173,11 @@ func typedListWatch[T Object](a *apiAccess, t target, ns string) (*ListWatch[T, 
 		req, err := request(ctx, opts)
 		if err != nil {
 			return nil, err
+		}
+		if decoder != nil {
+			l, err := listDecoded(ctx, req, decoder, t.gvk.Kind+"List", newT)
+			a.forgetOnNotFound(t.gvr.GroupVersion(), err)
+			return l, err
 		}
 		obj, err := req.Do(ctx).Get()
 		if err != nil {
@@ -179,7 +197,9 @@ func typedListWatch[T Object](a *apiAccess, t target, ns string) (*ListWatch[T, 
 			return nil, err
 		}
 		var w watch.Interface
-		if protobuf && decodesItself {
+		if decoder != nil {
+			w, err = watchDecoded(ctx, req, decoder, t.gvk.Kind, newT)
+		} else if protobuf && decodesItself {
 			w, err = watchstream.Watch(ctx, req, t.gvk.Kind, newT)
 		} else {
 			w, err = req.Watch(ctx)
@@ -187,7 +207,9 @@ func typedListWatch[T Object](a *apiAccess, t target, ns string) (*ListWatch[T, 
 		a.forgetOnNotFound(t.gvr.GroupVersion(), err)
 		return w, err
 	}
-	return NewListWatch[T](list, watchFn), nil
+	lw := NewListWatch[T](list, watchFn)
+	lw.decoded = decoder != nil
+	return lw, nil
 }
 
 func dynamicListWatch[T Object](a *apiAccess, gvr schema.GroupVersionResource, ns string) (*ListWatch[T, List], error) {
@@ -197,7 +219,13 @@ func dynamicListWatch[T Object](a *apiAccess, gvr schema.GroupVersionResource, n
 	return resourceListWatch[T, *unstructured.UnstructuredList](a, gvr, ns, a.dynamic.Resource, a.dynamic), nil
 }
 
-func metadataListWatch[T Object](a *apiAccess, gvr schema.GroupVersionResource, ns string) (*ListWatch[T, List], error) {
+func metadataListWatch[T Object](a *apiAccess, gvr schema.GroupVersionResource, ns string, dec decodeOptions) (*ListWatch[T, List], error) {
+	if a.metadataOwn && a.rest != nil {
+		decoder, err := newDecoder[T](dec)
+		if err != nil || decoder != nil {
+			return metadataDecoded[T](a, gvr, ns, decoder), err
+		}
+	}
 	if a.metadata == nil {
 		return nil, errors.New("a metadata-only informer needs FactoryOptions.Metadata or RESTConfig")
 	}

@@ -27,6 +27,7 @@ type writer[T Object] struct {
 	transform TransformFunc[T]
 	copyOut   func(T) T     // copies a list item out of its list's item array
 	interning *interning[T] // nil: objects are cached as they come
+	clear     func(T)       // zeroes the fields to skip; nil if none
 	report    func(error)
 
 	// syncedAt is when the cache first synced, in Unix nanoseconds.
@@ -56,6 +57,9 @@ func (w *writer[T]) Put(obj T, from reflector.Origin) {
 			w.store.Unlock()
 			return
 		}
+	}
+	if w.clear != nil {
+		w.clear(obj)
 	}
 	obj, ok := w.transformed(key, obj)
 	if !ok {
@@ -106,6 +110,9 @@ func (w *writer[T]) Put(obj T, from reflector.Origin) {
 // transformed, or, if the transform fails, with the last cached state.
 func (w *writer[T]) Delete(obj T) {
 	key := store.KeyOf(obj)
+	if w.clear != nil {
+		w.clear(obj)
+	}
 	final, ok := w.transformed(key, obj)
 	if ok {
 		key = store.KeyOf(final)

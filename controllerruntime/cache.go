@@ -50,6 +50,10 @@ type Cache struct {
 	// listAndWatch turns watch-list off for the informers created from now
 	// on; only the benchmarks set it, to compare like with like.
 	listAndWatch bool
+	// decoding is how objects are decoded; skip holds its SkipFields by
+	// Go type.
+	decoding Decoding
+	skip     map[reflect.Type][]string
 }
 
 var _ cache.Cache = (*Cache)(nil)
@@ -238,6 +242,11 @@ func (c *Cache) typeFor(gvk schema.GroupVersionKind, sh shape, create bool) (tc 
 		lw.DisableWatchList = c.listAndWatch
 		o := pc.informerOptions(nil)
 		o.Resource = mapping.Resource
+		if clear := c.clearSkipped(c.goType(gvk, sh)); clear != nil && o.Transform != nil {
+			o.Transform = informers.Chain(clear, o.Transform)
+		} else if clear != nil {
+			o.Transform = clear
+		}
 		inf, err := informers.NewInformer(lw, o)
 		if err != nil {
 			return nil, started, fmt.Errorf("controllerruntime: %v: %w", gvk, err)

@@ -328,13 +328,7 @@ func TestRemoveInformer(t *testing.T) {
 	}
 	c, err := controllerruntime.New(env.Config(), ctrl.Options{}.Cache)
 	require.NoError(t, err)
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Start(runCtx) }()
-	defer func() {
-		cancel()
-		require.NoError(t, <-done)
-	}()
+	startCache(t, c)
 	require.True(t, c.WaitForCacheSync(ctx), "started")
 	inf, err := c.GetInformer(ctx, &corev1.ConfigMap{})
 	require.NoError(t, err)

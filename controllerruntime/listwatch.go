@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -59,41 +60,11 @@ func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionRe
 			func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) { return rc.List(ctx, opts) },
 			rc.Watch), nil
 	case metadataShape:
-		cfg := rest.CopyConfig(c.config)
-		cfg.NegotiatedSerializer = nil
-		mc, err := metadata.NewForConfigAndClient(cfg, c.httpClient)
+		lw, err := c.metadataListWatch(gvr, ns)
 		if err != nil {
 			return nil, err
 		}
-		r := mc.Resource(gvr)
-		var rc metadata.ResourceInterface = r
-		if ns != "" {
-			rc = r.Namespace(ns)
-		}
-		return informers.NewListWatch[client.Object](
-			func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
-				list, err := rc.List(ctx, opts)
-				if err != nil {
-					return nil, err
-				}
-				for i := range list.Items {
-					list.Items[i].SetGroupVersionKind(gvk)
-				}
-				return list, nil
-			},
-			func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-				w, err := rc.Watch(ctx, opts)
-				if err != nil {
-					return nil, err
-				}
-				// The metadata client's objects say PartialObjectMetadata.
-				return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
-					if m, ok := ev.Object.(*metav1.PartialObjectMetadata); ok {
-						m.SetGroupVersionKind(gvk)
-					}
-					return ev, true
-				}), nil
-			}), nil
+		return withKind(lw, gvk), nil
 	}
 	rc, err := apiutil.RESTClientForGVK(gvk, false, false, c.config, c.codecs, c.httpClient)
 	if err != nil {
@@ -111,6 +82,13 @@ func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionRe
 			req = req.Namespace(ns)
 		}
 		return req
+	}
+	dec, err := c.decoderFor(newObject)
+	if err != nil {
+		return nil, err
+	}
+	if dec != nil {
+		return c.decodedListWatch(request, dec, gvk.Kind, newObject, listObj), nil
 	}
 	return informers.NewListWatch[client.Object](
 		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
@@ -131,6 +109,67 @@ func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionRe
 			}
 			return request(&opts).Watch(ctx)
 		}), nil
+}
+
+// metadataListWatch lists and watches the metadata of gvr in namespace ns
+// ("" for all): decoded by the library's decoder, or else through the
+// metadata client.
+func (c *Cache) metadataListWatch(gvr schema.GroupVersionResource, ns string) (*informers.ListWatch[client.Object, informers.List], error) {
+	newObject := func() client.Object { return &metav1.PartialObjectMetadata{} }
+	dec, err := c.decoderFor(newObject)
+	if err != nil {
+		return nil, err
+	}
+	if dec != nil {
+		request, err := c.metadataRequests(gvr, ns)
+		if err != nil {
+			return nil, err
+		}
+		return c.decodedListWatch(request, dec, "PartialObjectMetadata", newObject, &metav1.PartialObjectMetadataList{}), nil
+	}
+	cfg := rest.CopyConfig(c.config)
+	cfg.NegotiatedSerializer = nil
+	mc, err := metadata.NewForConfigAndClient(cfg, c.httpClient)
+	if err != nil {
+		return nil, err
+	}
+	r := mc.Resource(gvr)
+	var rc metadata.ResourceInterface = r
+	if ns != "" {
+		rc = r.Namespace(ns)
+	}
+	return informers.NewListWatch[client.Object](
+		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) { return rc.List(ctx, opts) },
+		rc.Watch), nil
+}
+
+// withKind sets gvk on the objects that lw lists and watches: metadata
+// objects say PartialObjectMetadata, or nothing.
+func withKind(lw *informers.ListWatch[client.Object, informers.List], gvk schema.GroupVersionKind) *informers.ListWatch[client.Object, informers.List] {
+	list, watchFn := lw.ListFunc, lw.WatchFunc
+	lw.ListFunc = func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
+		l, err := list(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		return l, meta.EachListItem(l, func(o runtime.Object) error {
+			o.GetObjectKind().SetGroupVersionKind(gvk)
+			return nil
+		})
+	}
+	lw.WatchFunc = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		w, err := watchFn(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+			if m, ok := ev.Object.(*metav1.PartialObjectMetadata); ok {
+				m.SetGroupVersionKind(gvk)
+			}
+			return ev, true
+		}), nil
+	}
+	return lw
 }
 
 // protobufObjects returns a function making new objects of kind gvk if they

@@ -1,6 +1,7 @@
 package benchfixtures
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
@@ -84,6 +86,25 @@ func (w *WirePods) Len() int { return w.n }
 // from where opts.Continue points, decoded afresh, with a continue token
 // if more follow. Resource versions are ignored: the list never changes.
 func (w *WirePods) List(opts metav1.ListOptions) (*corev1.PodList, error) {
+	data, err := w.ListBytes(opts)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	list, ok := obj.(*corev1.PodList)
+	if !ok {
+		return nil, fmt.Errorf("benchfixtures: decoded %T, want *corev1.PodList", obj)
+	}
+	return list, nil
+}
+
+// ListBytes returns the page opts asks for as List does, encoded as the
+// server sends it, with its continue token: the response a client
+// decodes. The bytes are shared: they must not be changed.
+func (w *WirePods) ListBytes(opts metav1.ListOptions) ([]byte, error) {
 	pages, err := w.encoded(opts.Limit)
 	if err != nil {
 		return nil, err
@@ -94,19 +115,12 @@ func (w *WirePods) List(opts metav1.ListOptions) (*corev1.PodList, error) {
 			return nil, fmt.Errorf("benchfixtures: bad continue token %q", opts.Continue)
 		}
 	}
-	obj, err := Decode(pages[page])
-	if err != nil {
-		return nil, err
-	}
-	list, ok := obj.(*corev1.PodList)
-	if !ok {
-		return nil, fmt.Errorf("benchfixtures: decoded %T, want *corev1.PodList", obj)
-	}
-	if page+1 < len(pages) {
-		list.Continue = strconv.Itoa(page + 1)
-	}
-	return list, nil
+	return pages[page], nil
 }
+
+// Pages returns the list encoded in pages of size, as ListBytes serves
+// them.
+func (w *WirePods) Pages(size int64) ([][]byte, error) { return w.encoded(size) }
 
 // Pod returns pod i, or, if rv is not 0, the version Modified makes with
 // that resource version, encoded and decoded again.
@@ -150,6 +164,9 @@ func (w *WirePods) encoded(size int64) ([][]byte, error) {
 			ListMeta: metav1.ListMeta{ResourceVersion: w.rv},
 			Items:    make([]corev1.Pod, 0, end-start),
 		}
+		if end < n {
+			list.Continue = strconv.Itoa(len(pages) + 1)
+		}
 		for i := start; i < end; i++ {
 			list.Items = append(list.Items, *w.pod(int(i)))
 		}
@@ -161,4 +178,20 @@ func (w *WirePods) encoded(size int64) ([][]byte, error) {
 	}
 	w.pages[key] = pages
 	return pages, nil
+}
+
+// WatchFrame returns a frame of a protobuf watch stream as the server
+// sends it: a 4-byte big-endian length, then a metav1.WatchEvent of type
+// typ whose object is obj in the protobuf envelope.
+func WatchFrame(typ watch.EventType, obj runtime.Object) ([]byte, error) {
+	data, err := Encode(obj, Protobuf)
+	if err != nil {
+		return nil, err
+	}
+	ev := metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: data}}
+	body, err := ev.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...), nil
 }

@@ -73,7 +73,17 @@ const (
 	// FromModified is a Modified watch event: the object is in the cache,
 	// with the same UID.
 	FromModified
+	// FromOwnedListItem is an item of a list page whose items are
+	// allocated each on its own (see OwnedItems): a sink may keep it as
+	// it is.
+	FromOwnedListItem
 )
+
+// OwnedItems is implemented by lists whose items are allocated each on its
+// own, apart from the list, such as those the library's decoder makes.
+type OwnedItems[T any] interface {
+	OwnedItems() []T
+}
 
 // Op names the request that failed, in errors passed to Config.OnError.
 type Op string

@@ -334,8 +334,17 @@ func (r *Reflector[T, L]) pageSize(rv string) int64 {
 
 // putItems hands every item of a list page to the sink. Items are not
 // copied here: for a list of structs each T points into the page's item
-// array, and the sink copies out the ones it keeps.
+// array, and the sink copies out the ones it keeps; the items of a list
+// with OwnedItems are its own.
 func (r *Reflector[T, L]) putItems(list L) error {
+	if owned, ok := any(list).(OwnedItems[T]); ok {
+		for _, obj := range owned.OwnedItems() {
+			r.sink.Put(obj, FromOwnedListItem)
+			r.received.Add(1)
+		}
+		r.sink.Flush()
+		return nil
+	}
 	var bad error
 	err := meta.EachListItem(list, func(o runtime.Object) error {
 		obj, ok := o.(T)

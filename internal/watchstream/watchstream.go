@@ -4,7 +4,6 @@ package watchstream
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"reflect"
 	"sync"
 
-	"google.golang.org/protobuf/encoding/protowire"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+
+	"github.com/kubetyped/informers/internal/protodec"
 )
 
 // A watch stream in protobuf is a sequence of frames, each a 4-byte
@@ -37,9 +37,6 @@ import (
 // each object straight from the frame, which it reuses, and keeps a short
 // queue of decoded events so that decoding and the informer's writes
 // overlap.
-
-// protobufMagic starts every object in the protobuf envelope.
-var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
 
 const (
 	// maxWatchFrame bounds one event, as client-go's stream decoder does.
@@ -73,41 +70,69 @@ type protobufWatch[T runtime.Object] struct {
 	body   io.ReadCloser
 	again  func() (watch.Interface, error) // the request through client-go
 	kind   string
-	newT   func() T
-	sizes  *sizePlan // nil: nothing to presize
+	object DecodeFunc[T]
 	result chan watch.Event
 	done   chan struct{}
 	stop   sync.Once
 	log    klog.Logger
 }
 
+// DecodeFunc decodes the encoding of one object of a watch event; bookmark
+// says the event is a bookmark, whose object is not cached.
+type DecodeFunc[T runtime.Object] func(data []byte, bookmark bool) (T, error)
+
+// Generated returns the DecodeFunc of objects that newT makes, generated
+// API types (see NewFunc), presized then decoded by their Unmarshal method.
+func Generated[T runtime.Object](newT func() T) DecodeFunc[T] {
+	sizes := sizePlanFor(reflect.TypeOf(newT()).Elem())
+	return func(data []byte, _ bool) (T, error) {
+		obj := newT()
+		if sizes != nil {
+			sizes.presize(reflect.ValueOf(obj).UnsafePointer(), data)
+		}
+		return obj, any(obj).(unmarshaler).Unmarshal(data)
+	}
+}
+
 // Watch sends req, a watch request preferring protobuf, and decodes its
 // stream into objects of kind kind that newT makes, which must be generated
-// API types (see NewFunc). Like client-go's watches, it is not rate
-// limited. A server answering in JSON, as it does when the client's
-// configuration asks for JSON, is watched again through client-go's
-// decoder.
+// API types (see NewFunc), with their generated Unmarshal methods.
 func Watch[T runtime.Object](ctx context.Context, req *rest.Request, kind string, newT func() T) (watch.Interface, error) {
 	if _, ok := any(newT()).(unmarshaler); !ok {
 		return nil, fmt.Errorf("watching %s: %T does not decode from protobuf", kind, newT())
 	}
+	return WatchWith(ctx, req, kind, Generated(newT))
+}
+
+// WatchWith sends req, a watch request preferring protobuf, and decodes
+// the objects of kind kind in its stream with decode. Like client-go's
+// watches, it is not rate limited. A server answering in JSON, as it does
+// when the client's configuration asks for JSON, is watched again through
+// client-go's decoder.
+func WatchWith[T runtime.Object](ctx context.Context, req *rest.Request, kind string, decode DecodeFunc[T]) (watch.Interface, error) {
 	req = req.Throttle(nil)
 	body, err := req.Stream(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return FromStream(ctx, body, kind, decode, func() (watch.Interface, error) { return req.Watch(ctx) }), nil
+}
+
+// FromStream decodes body, a protobuf watch stream of objects of kind
+// kind, with decode. again watches again through client-go if the stream
+// turns out to be JSON.
+func FromStream[T runtime.Object](ctx context.Context, body io.ReadCloser, kind string, decode DecodeFunc[T], again func() (watch.Interface, error)) watch.Interface {
 	w := &protobufWatch[T]{
 		body:   body,
-		again:  func() (watch.Interface, error) { return req.Watch(ctx) },
+		again:  again,
 		kind:   kind,
-		newT:   newT,
-		sizes:  sizePlanFor(reflect.TypeOf(newT()).Elem()),
+		object: decode,
 		result: make(chan watch.Event, watchQueue),
 		done:   make(chan struct{}),
 		log:    klog.FromContext(ctx),
 	}
 	go w.receive()
-	return w, nil
+	return w
 }
 
 // ResultChan returns the decoded events; it is closed when the stream ends.
@@ -250,20 +275,14 @@ func (w *protobufWatch[T]) decode(frame []byte) (watch.Event, error) {
 	if err != nil {
 		return watch.Event{}, err
 	}
-	if !bytes.HasPrefix(raw, protobufMagic) {
-		return watch.Event{}, errors.New("watch event object is not in the protobuf envelope")
-	}
-	kind, data, err := unknownFields(raw[len(protobufMagic):])
+	kind, data, err := protodec.Unwrap(raw)
 	if err != nil {
-		return watch.Event{}, err
+		return watch.Event{}, fmt.Errorf("watch event object: %w", err)
 	}
 	switch string(kind) {
 	case w.kind:
-		obj := w.newT()
-		if w.sizes != nil {
-			w.sizes.presize(reflect.ValueOf(obj).UnsafePointer(), data)
-		}
-		if err := any(obj).(unmarshaler).Unmarshal(data); err != nil {
+		obj, err := w.object(data, evType == watch.Bookmark)
+		if err != nil {
 			return watch.Event{}, fmt.Errorf("decoding %s: %w", w.kind, err)
 		}
 		return watch.Event{Type: evType, Object: obj}, nil
@@ -290,12 +309,12 @@ func eventType(typ []byte) (watch.EventType, error) {
 // watchEventFields returns the type of a metav1.WatchEvent and the raw
 // bytes of its object.
 func watchEventFields(b []byte) (typ, raw []byte, err error) {
-	err = EachBytesField(b, func(num protowire.Number, v []byte) error {
+	err = protodec.EachBytesField(b, func(num int32, v []byte) error {
 		switch num {
 		case 1:
 			typ = v
 		case 2: // a RawExtension: its raw bytes are field 1
-			return EachBytesField(v, func(num protowire.Number, v []byte) error {
+			return protodec.EachBytesField(v, func(num int32, v []byte) error {
 				if num == 1 {
 					raw = v
 				}
@@ -308,62 +327,4 @@ func watchEventFields(b []byte) (typ, raw []byte, err error) {
 		return nil, nil, fmt.Errorf("decoding watch event: %w", err)
 	}
 	return typ, raw, nil
-}
-
-// unknownFields returns the kind and the raw bytes of a runtime.Unknown.
-// An object in a watch event is not compressed: the content encoding
-// (field 3) is always empty.
-func unknownFields(b []byte) (kind, raw []byte, err error) {
-	err = EachBytesField(b, func(num protowire.Number, v []byte) error {
-		switch num {
-		case 1: // TypeMeta: the kind is field 2
-			return EachBytesField(v, func(num protowire.Number, v []byte) error {
-				if num == 2 {
-					kind = v
-				}
-				return nil
-			})
-		case 2:
-			raw = v
-		case 3:
-			if len(v) > 0 {
-				return fmt.Errorf("object in content encoding %q", v)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("decoding the object's envelope: %w", err)
-	}
-	return kind, raw, nil
-}
-
-// EachBytesField calls fn with each length-delimited field of protobuf
-// message b, and skips the others.
-func EachBytesField(b []byte, fn func(protowire.Number, []byte) error) error {
-	malformed := func(n int) error { return fmt.Errorf("malformed protobuf: %w", protowire.ParseError(n)) }
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return malformed(n)
-		}
-		b = b[n:]
-		if typ != protowire.BytesType {
-			n = protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
-				return malformed(n)
-			}
-			b = b[n:]
-			continue
-		}
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return malformed(n)
-		}
-		b = b[n:]
-		if err := fn(num, v); err != nil {
-			return err
-		}
-	}
-	return nil
 }

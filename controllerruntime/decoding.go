@@ -1,0 +1,175 @@
+package controllerruntime
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/protodec"
+	"github.com/kubetyped/informers/internal/watchstream"
+)
+
+// Decoding says how a Cache decodes the objects of built-in types and of
+// metadata-only (PartialObjectMetadata) informers, which travel as
+// protobuf: by default with the library's decoder, which shares equal
+// strings and parts (labels, containers, volumes, owner references)
+// between cached objects as it decodes; see the informers package's
+// Options.DisableDecoder and Options.SkipFields. The zero value is the
+// default.
+type Decoding struct {
+	// Disable turns the library's decoder off: objects are decoded by
+	// client-go's codecs and the generated code, and share nothing.
+	Disable bool
+	// SkipFields names, per type, fields never decoded, by JSON paths
+	// such as metadata.managedFields or spec.containers.env: they read as
+	// zero values, in the cache and in what reads copy from it. Types are
+	// given by an object, as in ByObject; a metadata-only informer's by
+	// &metav1.PartialObjectMetadata{}.
+	SkipFields map[client.Object][]string
+}
+
+// NewCacheWithDecoding returns a cache.NewCacheFunc, for the manager's
+// NewCache option, whose caches decode as d says.
+func NewCacheWithDecoding(d Decoding) cache.NewCacheFunc {
+	return func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+		return NewWithDecoding(cfg, opts, d)
+	}
+}
+
+// NewWithDecoding is New with a Decoding.
+func NewWithDecoding(cfg *rest.Config, opts cache.Options, d Decoding) (*Cache, error) {
+	c, err := New(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.decoding = d
+	c.skip = map[reflect.Type][]string{}
+	for obj, paths := range d.SkipFields {
+		t := reflect.TypeOf(obj)
+		if _, err := protodec.NewClearer(t, paths); err != nil {
+			return nil, fmt.Errorf("controllerruntime: Decoding.SkipFields: %w", err)
+		}
+		c.skip[t] = paths
+	}
+	return c, nil
+}
+
+// decoderFor returns the decoder of the objects that newObject makes, or
+// nil if the decoder is off or does not know them.
+func (c *Cache) decoderFor(newObject func() client.Object) (*protodec.Decoder, error) {
+	if c.decoding.Disable || newObject == nil {
+		return nil, nil
+	}
+	t := reflect.TypeOf(newObject())
+	if !protodec.Supports(t) {
+		return nil, nil
+	}
+	return protodec.New(t, protodec.Options{Share: true, Skip: c.skip[t]})
+}
+
+// clearSkipped returns a transform that zeroes the fields to skip of
+// objects of type t, which the objects the decoder did not decode (a
+// response in JSON) still have; nil if there are none.
+func (c *Cache) clearSkipped(t reflect.Type) informers.TransformFunc[client.Object] {
+	paths := c.skip[t]
+	if len(paths) == 0 {
+		return nil
+	}
+	clearer, err := protodec.NewClearer(t, paths)
+	if err != nil { // checked by NewWithDecoding
+		return nil
+	}
+	return func(obj client.Object) (client.Object, error) {
+		if reflect.TypeOf(obj) == t {
+			clearer.Clear(reflect.ValueOf(obj).UnsafePointer())
+		}
+		return obj, nil
+	}
+}
+
+// decodedListWatch lists and watches through req with dec, into objects
+// that newObject makes, of kind kind; a response in JSON is decoded by
+// c's codecs into a list like listObj.
+func (c *Cache) decodedListWatch(request func(*metav1.ListOptions) *rest.Request, dec *protodec.Decoder, kind string,
+	newObject func() client.Object, listObj runtime.Object) *informers.ListWatch[client.Object, informers.List] {
+	return informers.NewListWatch[client.Object](
+		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
+			stream, err := request(&opts).Stream(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer stream.Close()
+			var l informers.List
+			err = protodec.ReadBody(stream, func(body []byte) error {
+				if protodec.IsProtobuf(body) {
+					l, err = protodec.DecodeList(dec, body, kind+"List", newObject)
+					return err
+				}
+				out := listObj.DeepCopyObject()
+				if err := runtime.DecodeInto(c.codecs.UniversalDeserializer(), body, out); err != nil {
+					return err
+				}
+				var ok bool
+				if l, ok = out.(informers.List); !ok {
+					return fmt.Errorf("list of %s returned %T, not a list", kind, out)
+				}
+				return nil
+			})
+			return l, err
+		},
+		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.Watch = true
+			return watchstream.WatchWith(ctx, request(&opts), kind, protodec.EventDecoder(dec, newObject))
+		})
+}
+
+// metadataRequests returns the requests of the metadata of gvr in
+// namespace ns ("" for all), through a REST client of c's, asking for
+// PartialObjectMetadata as client-go's metadata client does; nil if the
+// decoder is off.
+func (c *Cache) metadataRequests(gvr schema.GroupVersionResource, ns string) (func(*metav1.ListOptions) *rest.Request, error) {
+	rc, err := apiutil.RESTClientForGVK(metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata"), false, false, c.config, c.codecs, c.httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return func(opts *metav1.ListOptions) *rest.Request {
+		path := []string{"/apis", gvr.Group, gvr.Version}
+		if gvr.Group == "" {
+			path = []string{"/api", gvr.Version}
+		}
+		if ns != "" {
+			path = append(path, "namespaces", ns)
+		}
+		as := "PartialObjectMetadata"
+		if !opts.Watch {
+			as += "List"
+		}
+		return rc.Get().AbsPath(append(path, gvr.Resource)...).
+			SpecificallyVersionedParams(opts, c.paramCodec, schema.GroupVersion{Version: "v1"}).
+			SetHeader("Accept", "application/vnd.kubernetes.protobuf;as="+as+";g=meta.k8s.io;v=v1,application/json;as="+as+";g=meta.k8s.io;v=v1,application/json")
+	}, nil
+}
+
+// goType returns the Go type of the objects of gvk cached in shape sh, or
+// nil for unstructured ones.
+func (c *Cache) goType(gvk schema.GroupVersionKind, sh shape) reflect.Type {
+	switch sh {
+	case metadataShape:
+		return reflect.TypeFor[*metav1.PartialObjectMetadata]()
+	case typed:
+		if obj, err := c.scheme.New(gvk); err == nil {
+			return reflect.TypeOf(obj)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package informers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubetyped/informers/internal/protodec"
+	"github.com/kubetyped/informers/internal/watchstream"
+)
+
+// The library's decoder (internal/protodec) decodes the protobuf of
+// built-in types and of metadata-only informers straight into the objects
+// an informer caches, sharing as it decodes: a string or a part (labels,
+// a container, a volume, an owner reference) equal to one decoded before
+// at the same place is looked up from its bytes and shared, never made
+// twice. Options.DisableDecoder turns it off; Options.SkipFields names
+// fields it never decodes.
+
+// decodeOptions are the Options that shape an informer's decoder.
+type decodeOptions struct {
+	disabled bool
+	skip     []string
+}
+
+func decodeOptionsOf[T Object](o Options[T]) decodeOptions {
+	return decodeOptions{disabled: o.DisableDecoder, skip: o.SkipFields}
+}
+
+// sortedDecodeOptions returns the decodeOptions of o with the fields to
+// skip sorted, to compare the requests of one informer.
+func sortedDecodeOptions[T Object](o Options[T]) decodeOptions {
+	d := decodeOptionsOf(o)
+	if d.skip != nil {
+		d.skip = slices.Sorted(slices.Values(d.skip))
+	}
+	return d
+}
+
+// newDecoder returns the decoder of an informer of objects of type T, or
+// nil if the decoder is off or does not know T.
+func newDecoder[T Object](o decodeOptions) (*protodec.Decoder, error) {
+	t := reflect.TypeFor[T]()
+	if o.disabled || !protodec.Supports(t) {
+		return nil, nil
+	}
+	return protodec.New(t, protodec.Options{Share: true, Skip: o.skip})
+}
+
+// listDecoded sends req, a list request, and decodes its response with
+// dec into a list of T, whose kind is listKind: a protobuf response by the
+// decoder, into objects that newT makes; a JSON one by client-go's codecs
+// (or, for metadata, by encoding/json, as client-go's metadata client).
+func listDecoded[T Object](ctx context.Context, req *rest.Request, dec *protodec.Decoder, listKind string, newT func() T) (List, error) {
+	stream, err := req.Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer stream.Close()
+	var l List
+	err = protodec.ReadBody(stream, func(body []byte) error {
+		l, err = decodeListBody(body, dec, listKind, newT)
+		return err
+	})
+	return l, err
+}
+
+// decodeListBody decodes body, a list response, as listDecoded does; with
+// no decoder, protobuf too goes to client-go's codecs.
+func decodeListBody[T Object](body []byte, dec *protodec.Decoder, listKind string, newT func() T) (List, error) {
+	if dec != nil && protodec.IsProtobuf(body) {
+		return protodec.DecodeList(dec, body, listKind, newT)
+	}
+	if _, ok := any(newT()).(*metav1.PartialObjectMetadata); ok {
+		l := &metav1.PartialObjectMetadataList{}
+		if err := json.Unmarshal(body, l); err != nil {
+			return nil, fmt.Errorf("decoding the %s: %w", listKind, err)
+		}
+		l.TypeMeta = metav1.TypeMeta{}
+		return l, nil
+	}
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("decoding the %s: %w", listKind, err)
+	}
+	l, ok := obj.(List)
+	if !ok {
+		return nil, fmt.Errorf("decoding the %s: got %T", listKind, obj)
+	}
+	return l, nil
+}
+
+// watchDecoded sends req, a watch request, and decodes the objects of kind
+// kind in its stream with dec, into objects that newT makes.
+func watchDecoded[T Object](ctx context.Context, req *rest.Request, dec *protodec.Decoder, kind string, newT func() T) (watch.Interface, error) {
+	return watchstream.WatchWith(ctx, req, kind, protodec.EventDecoder(dec, newT))
+}
+
+// The media types client-go's metadata client asks for.
+const (
+	metadataListAccept  = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+	metadataWatchAccept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+)
+
+// metadataDecoded lists and watches gvr in namespace ns as metadata, the
+// requests of client-go's metadata client sent through a.rest, and
+// decodes them with dec. A watch the server answers in JSON is watched
+// again through the metadata client.
+func metadataDecoded[T Object](a *apiAccess, gvr schema.GroupVersionResource, ns string, dec *protodec.Decoder) *ListWatch[T, List] {
+	newT, _ := watchstream.NewFunc(*new(T))
+	request := func(ctx context.Context, opts metav1.ListOptions, accept string) (*rest.Request, metav1.APIResource, error) {
+		res, err := a.resource(ctx, gvr, "")
+		if err != nil {
+			return nil, res, err
+		}
+		req := a.rest.Get().AbsPath(pathOf(gvr.GroupVersion(), res, ns)...).
+			SpecificallyVersionedParams(&opts, paramCodec, schema.GroupVersion{Version: "v1"}).
+			SetHeader("Accept", accept)
+		return req, res, nil
+	}
+	lw := NewListWatch[T](
+		func(ctx context.Context, opts metav1.ListOptions) (List, error) {
+			req, _, err := request(ctx, opts, metadataListAccept)
+			if err != nil {
+				return nil, err
+			}
+			l, err := listDecoded(ctx, req, dec, "PartialObjectMetadataList", newT)
+			a.forgetOnNotFound(gvr.GroupVersion(), err)
+			return l, err
+		},
+		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.Watch = true
+			req, res, err := request(ctx, opts, metadataWatchAccept)
+			if err != nil {
+				return nil, err
+			}
+			body, err := req.Throttle(nil).Stream(ctx)
+			if err != nil {
+				a.forgetOnNotFound(gvr.GroupVersion(), err)
+				return nil, err
+			}
+			again := func() (watch.Interface, error) {
+				r := a.metadata.Resource(gvr.GroupVersion().WithResource(res.Name))
+				if res.Namespaced && ns != "" {
+					return r.Namespace(ns).Watch(ctx, opts)
+				}
+				return r.Watch(ctx, opts)
+			}
+			return watchstream.FromStream(ctx, body, "PartialObjectMetadata", protodec.EventDecoder(dec, newT), again), nil
+		})
+	lw.decoded = true
+	return lw
+}

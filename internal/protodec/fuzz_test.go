@@ -1,0 +1,132 @@
+package protodec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// fuzzTypes are the types FuzzDecoder decodes into, chosen by the first
+// two bytes of its input.
+var fuzzTypes = messageTypes()
+
+// FuzzDecoder decodes arbitrary bytes as one of the scheme's types, with
+// sharing on or off, and checks that it never panics, fails where the
+// generated Unmarshal fails (or panics), and otherwise decodes the same
+// object. Its seeds are random objects of a few types, whole, cut short
+// and with a byte changed; `go test` runs them.
+func FuzzDecoder(f *testing.F) {
+	for n, typ := range fuzzTypes {
+		if n%7 != 0 {
+			continue
+		}
+		in := reflect.New(typ).Interface().(protoMessage)
+		newFiller(uint64(n)).Fill(in)
+		data, err := in.Marshal()
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, b := range [][]byte{data, data[:len(data)/2], flip(data, len(data)/3)} {
+			f.Add(append(binary.BigEndian.AppendUint16(nil, uint16(n)), b...), n%2 == 0)
+		}
+	}
+	for _, c := range craftedSeeds() {
+		f.Add(append(binary.BigEndian.AppendUint16(nil, uint16(slices.Index(fuzzTypes, c.typ))), c.data...), true)
+		f.Add(append(binary.BigEndian.AppendUint16(nil, uint16(slices.Index(fuzzTypes, c.typ))), c.data...), false)
+	}
+	f.Fuzz(func(t *testing.T, input []byte, share bool) {
+		if len(input) < 2 {
+			return
+		}
+		typ := fuzzTypes[int(binary.BigEndian.Uint16(input))%len(fuzzTypes)]
+		data := input[2:]
+		want := reflect.New(typ)
+		wantErr := unmarshalRecovering(want.Interface().(protoMessage), data)
+		d := newDecoder(share)
+		var root *place
+		if share {
+			root = &place{}
+		}
+		// Twice, so that the second decoding may share the first's.
+		for range 2 {
+			got := reflect.New(typ)
+			err := d.message(planFor(typ), root, got.UnsafePointer(), data)
+			if (err != nil) != (wantErr != nil) {
+				t.Fatalf("%v: decoder error %v, generated code's %v", typ, err, wantErr)
+			}
+			if err == nil && !reflect.DeepEqual(want.Interface(), got.Interface()) {
+				t.Fatalf("%v: decoded differently:\n%s", typ, diff(want.Interface(), got.Interface()))
+			}
+		}
+	})
+}
+
+// unmarshalRecovering is m.Unmarshal(data), with a panic as an error.
+func unmarshalRecovering(m protoMessage, data []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return m.Unmarshal(data)
+}
+
+// flip returns a copy of b with byte i changed.
+func flip(b []byte, i int) []byte {
+	c := append([]byte(nil), b...)
+	if i < len(c) {
+		c[i] ^= 0x5a
+	}
+	return c
+}
+
+// seed is an encoding of a type.
+type seed struct {
+	typ  reflect.Type
+	data []byte
+}
+
+// craftedSeeds are encodings on the edges of what the generated code
+// accepts: map entries whose key or value runs past the entry, unknown
+// fields and groups inside entries, packed numbers whose last varint runs
+// past their length, field numbers past 32 bits, ten-byte varints, merged
+// messages and repeated fields out of order.
+func craftedSeeds() []seed {
+	cm := reflect.TypeFor[corev1.ConfigMap]()
+	psc := reflect.TypeFor[corev1.PodSecurityContext]()
+	pod := reflect.TypeFor[corev1.Pod]()
+	tag := func(num protowire.Number, typ protowire.Type) []byte { return protowire.AppendTag(nil, num, typ) }
+	cat := func(parts ...[]byte) []byte { return slices.Concat(parts...) }
+	bytesField := func(num protowire.Number, v []byte) []byte {
+		return protowire.AppendBytes(tag(num, protowire.BytesType), v)
+	}
+	entry := func(k, v string) []byte { return cat(bytesField(1, []byte(k)), bytesField(2, []byte(v))) }
+	return []seed{
+		{cm, bytesField(2, entry("a", "b"))},
+		// The value's length runs past the entry, into the next field.
+		{cm, cat(bytesField(2, cat(bytesField(1, []byte("k")), tag(2, protowire.BytesType), []byte{5})), []byte("vwxyz"))},
+		// An unknown group inside an entry, and an end group alone.
+		{cm, bytesField(2, cat(tag(3, protowire.StartGroupType), tag(3, protowire.EndGroupType), entry("k", "v")))},
+		{cm, bytesField(2, cat(tag(3, protowire.EndGroupType), entry("k", "v")))},
+		// Entries of one map apart from each other, and twice the same key.
+		{cm, cat(bytesField(2, entry("a", "1")), bytesField(1, bytesField(1, []byte("name"))), bytesField(2, entry("a", "2")), bytesField(2, entry("b", "3")))},
+		// Packed numbers, the last one running past the length.
+		{psc, cat(tag(4, protowire.BytesType), []byte{2, 0x81, 0x81, 0x01})},
+		{psc, cat(tag(4, protowire.BytesType), []byte{0}, tag(4, protowire.VarintType), []byte{7})},
+		// A field number past 32 bits, truncated to 1 by the generated code.
+		{cm, cat(protowire.AppendVarint(nil, (1<<32+1)<<3|2), bytesField(1, []byte("name"))[1:])},
+		// A ten-byte varint whose last byte has more than one bit.
+		{psc, cat(tag(5, protowire.VarintType), []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f})},
+		// A message held by pointer sent twice merges.
+		{psc, cat(bytesField(1, bytesField(1, []byte("u1"))), bytesField(1, bytesField(2, []byte("r1"))))},
+		// The spec twice: containers appended to the first ones.
+		{pod, cat(bytesField(2, bytesField(2, bytesField(1, []byte("a")))), bytesField(2, bytesField(2, bytesField(1, []byte("b")))))},
+		// A string field of the wrong wire type.
+		{cm, cat(tag(1, protowire.VarintType), []byte{1})},
+	}
+}

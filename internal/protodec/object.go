@@ -1,0 +1,235 @@
+package protodec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"unsafe"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Options configure a Decoder.
+type Options struct {
+	// Share interns strings and shares repeated parts between the
+	// objects decoded (see place).
+	Share bool
+	// Skip names fields never decoded, by dotted JSON paths such as
+	// metadata.managedFields or spec.containers.env: they stay zero.
+	Skip []string
+}
+
+// Decoder decodes objects of one API type from protobuf. It is safe for
+// use by several goroutines, which it serializes: it remembers what it
+// decoded, so that objects decoded later share it.
+type Decoder struct {
+	typ  reflect.Type // the object's struct type
+	plan *message
+
+	mu    sync.Mutex
+	root  *place // nil: nothing shared or skipped
+	d     decoder
+	plain decoder
+}
+
+// Supports reports whether objects of type t, a pointer to a generated
+// API struct, decode with a Decoder.
+func Supports(t reflect.Type) bool {
+	return t != nil && t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct &&
+		isMessage(t.Elem()) && planFor(t.Elem()).codec == structCodec
+}
+
+// New returns a Decoder of objects of type t, a pointer to a generated API
+// struct, such as *corev1.Pod.
+func New(t reflect.Type, o Options) (*Decoder, error) {
+	if !Supports(t) {
+		return nil, fmt.Errorf("protodec: %v does not decode from protobuf", t)
+	}
+	dec := &Decoder{typ: t.Elem(), plan: planFor(t.Elem()), d: newDecoder(o.Share), plain: newDecoder(false)}
+	if o.Share || len(o.Skip) > 0 {
+		dec.root = &place{}
+	}
+	var errs []error
+	for _, path := range o.Skip {
+		if err := markSkipped(dec.plan, dec.root, path); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("fields to skip of %v: %w", t, err)
+	}
+	return dec, nil
+}
+
+// Decode decodes b, the encoding of one object, into the zero object at p.
+func (dec *Decoder) Decode(p unsafe.Pointer, b []byte) error {
+	dec.mu.Lock()
+	defer dec.mu.Unlock()
+	return dec.d.message(dec.plan, dec.root, p, b)
+}
+
+// DecodePlain is Decode without sharing or skipping anything, for objects
+// that are not cached, such as bookmarks.
+func (dec *Decoder) DecodePlain(p unsafe.Pointer, b []byte) error {
+	return dec.plain.message(dec.plan, nil, p, b)
+}
+
+// pointerOf returns the address held by obj, a pointer or an interface
+// holding one.
+func pointerOf[T any](obj T) unsafe.Pointer {
+	return reflect.ValueOf(any(obj)).UnsafePointer()
+}
+
+// Object decodes b into a new object made by newT, which must make
+// objects of the decoder's type.
+func Object[T any](dec *Decoder, b []byte, newT func() T) (T, error) {
+	obj := newT()
+	if err := dec.Decode(pointerOf(obj), b); err != nil {
+		var zero T
+		return zero, fmt.Errorf("decoding %s: %w", dec.typ.Name(), err)
+	}
+	return obj, nil
+}
+
+// List is a page of a list: its metadata and its items, each allocated
+// on its own, so that keeping one keeps no other.
+type List[T runtime.Object] struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+	Items []T
+}
+
+// DeepCopyObject returns a deep copy of l.
+func (l *List[T]) DeepCopyObject() runtime.Object {
+	c := &List[T]{TypeMeta: l.TypeMeta, Items: make([]T, len(l.Items))}
+	l.ListMeta.DeepCopyInto(&c.ListMeta)
+	for i, it := range l.Items {
+		c.Items[i] = it.DeepCopyObject().(T)
+	}
+	return c
+}
+
+// OwnedItems returns the items, which are allocated apart from each other
+// and from the list.
+func (l *List[T]) OwnedItems() []T { return l.Items }
+
+// magic starts every object in kube-apiserver's protobuf envelope.
+var magic = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// IsProtobuf reports whether body is in the protobuf envelope.
+func IsProtobuf(body []byte) bool { return bytes.HasPrefix(body, magic) }
+
+// Unwrap returns the kind and the encoding of the object in the protobuf
+// envelope body: the magic prefix, then a runtime.Unknown with the
+// object's TypeMeta (field 1: apiVersion 1, kind 2), its encoding (field
+// 2) and its content encoding (field 3), which must be empty.
+func Unwrap(body []byte) (kind, raw []byte, err error) {
+	if !IsProtobuf(body) {
+		return nil, nil, errors.New("not in the protobuf envelope")
+	}
+	err = EachBytesField(body[len(magic):], func(num int32, v []byte) error {
+		switch num {
+		case 1:
+			return EachBytesField(v, func(num int32, v []byte) error {
+				if num == 2 {
+					kind = v
+				}
+				return nil
+			})
+		case 2:
+			raw = v
+		case 3:
+			if len(v) > 0 {
+				return fmt.Errorf("object in content encoding %q", v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("decoding the protobuf envelope: %w", err)
+	}
+	return kind, raw, nil
+}
+
+// EachBytesField calls fn with each length-delimited field of message b,
+// and skips the others.
+func EachBytesField(b []byte, fn func(num int32, v []byte) error) error {
+	malformed := func(err error) error { return fmt.Errorf("malformed protobuf: %w", err) }
+	for i := 0; i < len(b); {
+		pre := i
+		wire, next, err := uvarint(b, i)
+		if err != nil {
+			return malformed(err)
+		}
+		if wire&7 != wireBytes {
+			if i, err = skipAt(b, pre, len(b)); err != nil {
+				return malformed(err)
+			}
+			continue
+		}
+		s, e, err := span(b, next)
+		if err != nil {
+			return malformed(err)
+		}
+		if err := fn(int32(wire>>3), b[s:e]); err != nil {
+			return err
+		}
+		i = e
+	}
+	return nil
+}
+
+var listMetaPlan = planFor(reflect.TypeFor[metav1.ListMeta]())
+
+// DecodeList decodes body, a list response in the protobuf envelope whose
+// kind must be listKind (PodList), into a List of new objects made by
+// newT, which must make objects of the decoder's type.
+func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, newT func() T) (*List[T], error) {
+	kind, raw, err := Unwrap(body)
+	if err != nil {
+		return nil, err
+	}
+	if string(kind) != listKind {
+		return nil, fmt.Errorf("the list is a %q, want %q", kind, listKind)
+	}
+	l := &List[T]{}
+	if n, _ := runOf(raw, itemsStart(raw), 2); n > 0 {
+		l.Items = make([]T, 0, n)
+	}
+	dec.mu.Lock()
+	defer dec.mu.Unlock()
+	err = EachBytesField(raw, func(num int32, v []byte) error {
+		switch num {
+		case 1:
+			return dec.plain.message(listMetaPlan, nil, unsafe.Pointer(&l.ListMeta), v)
+		case 2:
+			obj := newT()
+			if err := dec.d.message(dec.plan, dec.root, pointerOf(obj), v); err != nil {
+				return fmt.Errorf("item %d: %w", len(l.Items), err)
+			}
+			l.Items = append(l.Items, obj)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", listKind, err)
+	}
+	return l, nil
+}
+
+// itemsStart returns where the items (field 2) of list message b start,
+// after its metadata (field 1).
+func itemsStart(b []byte) int {
+	wire, i, err := uvarint(b, 0)
+	if err != nil || wire != 1<<3|wireBytes {
+		return 0
+	}
+	_, e, err := span(b, i)
+	if err != nil {
+		return 0
+	}
+	return e
+}
