@@ -2,16 +2,21 @@ package informers_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 
@@ -204,4 +209,247 @@ func ExampleEnqueueOwner() {
 	owned, _ := replicaSets.Lister().ByIndex("controller", key.String())
 	fmt.Println(key, len(owned), queue.Len())
 	// Output: default/web 1 0
+}
+
+// A controller in a few lines: a shared informer feeds a typed workqueue,
+// and a worker reads the cache once the informer and its handler have
+// synced.
+func Example() {
+	clientset := fake.NewClientset(
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-0"}},
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	factory := informers.NewFactory(clientset)
+	defer factory.Shutdown(ctx)
+	pods := informers.Informer[*corev1.Pod](factory)
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]())
+	defer queue.ShutDown()
+	reg, err := pods.AddHandler(informers.Enqueue[*corev1.Pod](queue))
+	if err != nil {
+		fmt.Println(err) // the informer could not be made, and says why
+		return
+	}
+	factory.Start(ctx)
+	if err := informers.WaitForSync(ctx, pods, reg); err != nil {
+		fmt.Println(err) // says why: 403 Forbidden, a missing CRD...
+		return
+	}
+
+	key, _ := queue.Get() // a types.NamespacedName
+	defer queue.Done(key)
+	p, err := pods.Lister().Namespace(key.Namespace).Get(key.Name) // a *corev1.Pod
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("reconcile", key, p.Name)
+	// Output: reconcile default/web-0 web-0
+}
+
+// WaitForSync says why a cache did not sync, without waiting for a
+// timeout: here the server refuses to list secrets.
+func ExampleFactory_WaitForSync() {
+	clientset := fake.NewClientset()
+	clientset.PrependReactor("list", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("secrets"), "", errors.New("RBAC: access denied"))
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	factory := informers.NewFactory(clientset)
+	defer factory.Shutdown(ctx)
+	informers.Informer[*corev1.Secret](factory)
+	factory.Start(ctx)
+	err := factory.WaitForSync(ctx)
+	fmt.Println(apierrors.IsForbidden(err), ctx.Err())
+	fmt.Println(err)
+	// Output:
+	// true <nil>
+	// informers: cache of secrets.v1 (*v1.Secret) not synced: last error: informers: list secrets.v1 (*v1.Secret): 403 Forbidden: secrets is forbidden: RBAC: access denied
+}
+
+// InformerWith gives an informer of its own to each namespace and
+// selectors, which it lists, watches and caches alone; equivalent
+// selectors, however spelled, give the same informer.
+func ExampleInformerWith() {
+	pod := func(ns, name, app string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": app, "tier": "front"}}}
+	}
+	clientset := fake.NewClientset(
+		pod("shop", "web-0", "web"), pod("shop", "db-0", "db"), pod("blog", "web-0", "web"),
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	factory := informers.NewFactory(clientset)
+	defer factory.Shutdown(ctx)
+	shopWeb := informers.InformerWith(factory, informers.Options[*corev1.Pod]{Namespace: "shop", LabelSelector: "app=web,tier=front"})
+	same := informers.InformerWith(factory, informers.Options[*corev1.Pod]{Namespace: "shop", LabelSelector: "tier=front, app=web"})
+	all := informers.Informer[*corev1.Pod](factory)
+	factory.Start(ctx)
+	if err := factory.WaitForSync(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(shopWeb == same, shopWeb == all)
+	fmt.Println(shopWeb.Name())
+	fmt.Println(shopWeb.Lister().Len(), all.Lister().Len())
+	// Output:
+	// true false
+	// pods.v1 namespace=shop labels=app=web,tier=front
+	// 1 3
+}
+
+// NewInformer runs one informer, without a factory, over a ListWatch: here
+// an in-memory source's, narrowed by a label selector. Run blocks until its
+// context ends.
+func ExampleNewInformer() {
+	src := informerstest.NewSource[*corev1.Pod, *corev1.PodList](corev1.Resource("pods"))
+	for _, app := range []string{"web", "db"} {
+		_, _ = src.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: app + "-0", Labels: map[string]string{"app": app}}})
+	}
+	inf, err := informers.NewInformer(src.ListWatch("default"), informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
+	if err != nil {
+		fmt.Println(err) // options the informer cannot honour
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- inf.Run(ctx) }()
+	if err := inf.WaitForSync(ctx); err == nil {
+		for p := range inf.Lister().All() {
+			fmt.Println(p.Namespace, p.Name)
+		}
+	}
+
+	cancel() // stops the informer: Run returns once its goroutines have ended
+	fmt.Println(<-done)
+	// Output:
+	// default web-0
+	// <nil>
+}
+
+// Enqueue adds the key of every object added, updated or deleted to a
+// workqueue; the worker reads the object back from the cache, and a key
+// whose object is gone means a delete.
+func ExampleEnqueue() {
+	src := informerstest.NewSource[*corev1.Pod, *corev1.PodList](corev1.Resource("pods"))
+	_, _ = src.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-0"}})
+	inf, _ := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{})
+	queue := workqueue.NewTyped[types.NamespacedName]()
+	defer queue.ShutDown()
+	reg, _ := inf.AddHandler(informers.Enqueue[*corev1.Pod](queue))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); <-inf.Stopped() }()
+	go inf.Run(ctx)
+	_ = informers.WaitForSync(ctx, inf, reg)
+
+	reconcile := func() {
+		key, _ := queue.Get()
+		defer queue.Done(key)
+		if _, err := inf.Lister().Namespace(key.Namespace).Get(key.Name); apierrors.IsNotFound(err) {
+			fmt.Println(key, "is gone")
+			return
+		}
+		fmt.Println(key, "exists")
+	}
+	reconcile()
+	_, _ = src.Delete("default", "web-0")
+	reconcile()
+	// Output:
+	// default/web-0 exists
+	// default/web-0 is gone
+}
+
+// Index returns an index by name: the built-in one by namespace, and those
+// given in Options.Indexers or added with AddIndex.
+func ExampleSharedInformer_Index() {
+	src := informerstest.NewSource[*corev1.Pod, *corev1.PodList](corev1.Resource("pods"))
+	for _, p := range []struct{ ns, name, node string }{{"shop", "web-0", "node-a"}, {"shop", "web-1", "node-b"}, {"blog", "web-0", "node-a"}} {
+		_, _ = src.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: p.name}, Spec: corev1.PodSpec{NodeName: p.node}})
+	}
+	inf, _ := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
+		Indexers: map[string]informers.IndexFunc[*corev1.Pod]{
+			"node": func(p *corev1.Pod) []string { return []string{p.Spec.NodeName} },
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); <-inf.Stopped() }()
+	go inf.Run(ctx)
+	_ = inf.WaitForSync(ctx)
+
+	byNamespace, _ := inf.Index(informers.NamespaceIndex)
+	byNode, _ := inf.Index("node")
+	_, ok := inf.Index("zone")
+	values := byNode.Values()
+	slices.Sort(values)
+	fmt.Println(len(byNamespace.List("shop")), values, ok)
+	for p := range byNode.All("node-a") { // iterates without a result slice
+		fmt.Println(p.Namespace, p.Name)
+	}
+	// Unordered output:
+	// 2 [node-a node-b] false
+	// shop web-0
+	// blog web-0
+}
+
+// ReadyCheck is a readiness probe over informers and handlers: it fails,
+// saying which has not synced and why, until they all have.
+func ExampleReadyCheck() {
+	src := informerstest.NewSource[*corev1.Pod, *corev1.PodList](corev1.Resource("pods"))
+	src.RefuseWatchList(true) // so that every attempt is a list
+	src.FailList(apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("RBAC: access denied")))
+	inf, _ := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
+		Backoff: &wait.Backoff{Duration: 10 * time.Millisecond}, // retry soon, for the example
+	})
+	reg, _ := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{}, informers.WithName("podcount"))
+	ready := informers.ReadyCheck(inf, reg) // for /readyz, or mgr.AddReadyzCheck("informers", ready)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); <-inf.Stopped() }()
+	go inf.Run(ctx)
+	_ = inf.WaitForSync(ctx) // returns at once: a 403 needs a fix, not a retry
+	fmt.Println(ready(nil))
+
+	src.FailList(nil) // the role is granted; the informer's next retry syncs
+	<-inf.Synced()
+	_ = reg.WaitForSync(ctx)
+	fmt.Println(ready(nil))
+	// Output:
+	// informers: cache of pods.v1 (*v1.Pod) not synced: last error: informers: list pods.v1 (*v1.Pod): 403 Forbidden: pods is forbidden: RBAC: access denied
+	// informers: handler podcount of pods.v1 (*v1.Pod) has not been delivered the initial state
+	// <nil>
+}
+
+// Release stops one informer of a factory and frees its cache; a later
+// request for the same informer makes a fresh one.
+func ExampleFactory_Release() {
+	clientset := fake.NewClientset(
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "settings"}},
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	factory := informers.NewFactory(clientset)
+	defer factory.Shutdown(ctx)
+	configMaps := informers.Informer[*corev1.ConfigMap](factory)
+	factory.Start(ctx)
+	_ = configMaps.WaitForSync(ctx)
+	fmt.Println(configMaps.Lister().Len())
+
+	if err := factory.Release(ctx, configMaps); err != nil {
+		fmt.Println(err) // names the handlers still in a call
+		return
+	}
+	<-configMaps.Stopped()
+	fmt.Println(configMaps.Lister().Len())
+
+	again := informers.Informer[*corev1.ConfigMap](factory) // started at once: the factory runs
+	_ = again.WaitForSync(ctx)
+	fmt.Println(again == configMaps, again.Lister().Len())
+	// Output:
+	// 1
+	// 0
+	// false 1
 }
