@@ -286,7 +286,7 @@ func (t *Tracker[T]) resolveUnknown(ctx context.Context, key types.NamespacedNam
 	}
 	rv, err := t.inf.serverVersion(ctx)
 	if err != nil {
-		return &ConsistencyError{Resource: t.inf.desc, Key: key, Err: fmt.Errorf("asking the server for its version after a write of unknown outcome: %w", err)}
+		return &ConsistencyError{Resource: t.inf.cfg.desc, Key: key, Err: fmt.Errorf("asking the server for its version after a write of unknown outcome: %w", err)}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -301,7 +301,7 @@ func (t *Tracker[T]) resolveUnknown(ctx context.Context, key types.NamespacedNam
 
 // notShown is the error of a wait that ended before the cache showed w.
 func (t *Tracker[T]) notShown(key types.NamespacedName, w write, have string, err error) error {
-	return &ConsistencyError{Resource: t.inf.desc, Key: key, Object: w.obj, Written: w.rv, Deleted: w.gone, Cached: have, Err: err}
+	return &ConsistencyError{Resource: t.inf.cfg.desc, Key: key, Object: w.obj, Written: w.rv, Deleted: w.gone, Cached: have, Err: err}
 }
 
 // Get waits as Wait does for the writes recorded under key, then returns
@@ -338,7 +338,7 @@ func (t *Tracker[T]) shows(w write, have string) (bool, error) {
 		return false, nil
 	}
 	if w.rv == "" && !w.gone {
-		return false, &VersionError{Resource: t.inf.desc, Version: w.rv, Err: errors.New("the server returned no resource version")}
+		return false, &VersionError{Resource: t.inf.cfg.desc, Version: w.rv, Err: errors.New("the server returned no resource version")}
 	}
 	if w.rv != "" && have != "" {
 		if reached, err := t.inf.reached(have, w.rv); err != nil || reached {
@@ -377,10 +377,11 @@ type scope struct {
 	fields fields.Selector
 }
 
-// newScope returns the scope of selection sel, whose namespace is not
-// known; selectorsKnown says no tweak edits the requests.
-func newScope(sel selection, selectorsKnown bool) scope {
-	var s scope
+// newScope returns the scope of selection sel, whose namespace is known
+// if namespaceKnown says so; selectorsKnown says no tweak edits the
+// requests.
+func newScope(sel selection, namespaceKnown, selectorsKnown bool) scope {
+	s := scope{namespace: sel.namespace, namespaceKnown: namespaceKnown}
 	if !selectorsKnown {
 		return s
 	}

@@ -167,3 +167,9 @@ func isPermanent(err error) bool {
 		apierrors.IsMethodNotSupported(err) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) ||
 		apierrors.IsNotAcceptable(err) || apierrors.IsUnsupportedMediaType(err)
 }
+
+// errorf formats an error of the package, its message prefixed with
+// "informers: " as every error the package makes is.
+func errorf(format string, args ...any) error {
+	return fmt.Errorf("informers: "+format, args...)
+}

@@ -8,12 +8,13 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/kubetyped/informers/internal/apiclient"
 	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
 // ResourceFor exposes resourceFor to the tests.
-var ResourceFor = resourceFor
+var ResourceFor = apiclient.ResourceFor
 
 // WireListWatch returns a ListWatch of T over a source in protobuf, for
 // the benchmarks: list returns a page as the server sends it, and frames,
@@ -22,11 +23,11 @@ var ResourceFor = resourceFor
 // opts.DisableDecoder, lists by client-go's codecs and watches by the
 // generated code. Without frames, WatchFunc is left to the caller.
 func WireListWatch[T Object](opts Options[T], list func(metav1.ListOptions) ([]byte, error), frames func() io.ReadCloser) (*ListWatch[T, List], error) {
-	gvk, err := kindOf[T](scheme.Scheme)
+	gvk, err := apiclient.KindOf[T](scheme.Scheme)
 	if err != nil {
 		return nil, err
 	}
-	dec, err := newDecoder[T](decodeOptionsOf(opts))
+	dec, err := apiclient.NewDecoder[T](apiclient.Decoding{Disabled: opts.DisableDecoder, Skip: opts.SkipFields})
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +38,7 @@ func WireListWatch[T Object](opts Options[T], list func(metav1.ListOptions) ([]b
 			if err != nil {
 				return nil, err
 			}
-			return decodeListBody(body, dec, gvk.Kind+"List", newT)
+			return apiclient.DecodeList(body, dec, gvk.Kind+"List", newT)
 		}, nil)
 	if frames != nil {
 		decode := watchstream.Generated(newT)
@@ -48,6 +49,5 @@ func WireListWatch[T Object](opts Options[T], list func(metav1.ListOptions) ([]b
 			return watchstream.FromStream(ctx, frames(), gvk.Kind, decode, nil), nil
 		}
 	}
-	lw.decoded = dec != nil
 	return lw, nil
 }

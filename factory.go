@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubetyped/informers/internal/apiclient"
 	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -27,7 +28,7 @@ type Factory struct {
 	err    error // a misuse of NewFactory, reported by every Informer
 	opts   FactoryOptions
 	scheme *runtime.Scheme
-	api    *apiAccess
+	api    *apiclient.Client
 	lists  *semaphore.Weighted // bounds concurrent lists, if set
 
 	mu      sync.Mutex
@@ -40,7 +41,7 @@ type Factory struct {
 
 // informerKey tells informers apart.
 type informerKey struct {
-	shape shape
+	shape apiclient.Shape
 	gvr   schema.GroupVersionResource
 	selection
 	shard string // the shard's field and selector; "" if not sharded
@@ -56,7 +57,7 @@ type factoryEntry struct {
 	hasXform bool    // the creating request gave a transform
 	xformPtr uintptr // its code, to tell a repeated transform from another
 	resync   time.Duration
-	decoding decodeOptions // the creating request's, skip sorted
+	decoding apiclient.Decoding // the creating request's, skip sorted
 	cancel   context.CancelFunc
 	done     chan struct{}
 }
@@ -78,9 +79,15 @@ func NewFactory(client kubernetes.Interface) *Factory {
 func NewFactoryWith(client kubernetes.Interface, opts FactoryOptions) *Factory {
 	f := &Factory{opts: opts, scheme: scheme.Scheme, entries: make(map[informerKey]*factoryEntry)}
 	if opts.Scheme != nil {
-		f.scheme = withBuiltIns(opts.Scheme)
+		f.scheme = apiclient.WithBuiltIns(opts.Scheme)
 	}
-	f.api = newAPIAccess(client, opts, f.scheme)
+	f.api = apiclient.New(client, apiclient.Config{
+		Server:     opts.Server,
+		RESTConfig: opts.RESTConfig,
+		Dynamic:    opts.Dynamic,
+		Metadata:   opts.Metadata,
+		Scheme:     f.scheme,
+	})
 	if opts.MaxConcurrentLists > 0 {
 		// FIFO: informers list in the order they were requested.
 		f.lists = semaphore.NewWeighted(int64(opts.MaxConcurrentLists))
@@ -115,15 +122,15 @@ func Informer[T Object](f *Factory) *SharedInformer[T] {
 //	web := informers.InformerWith(factory, informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
 func InformerWith[T Object](f *Factory, opts Options[T]) *SharedInformer[T] {
 	if f == nil {
-		return newSharedInformer(Options[T]{}, fmt.Errorf("informers: Informer[%v]: nil Factory", reflect.TypeFor[T]()))
+		return failedInformer[T](errorf("Informer[%v]: nil Factory", reflect.TypeFor[T]()))
 	}
 	inf, err := informer(f, opts)
 	if err != nil {
-		err = fmt.Errorf("informers: Informer[%v]: %w", reflect.TypeFor[T](), err)
+		err = errorf("Informer[%v]: %w", reflect.TypeFor[T](), err)
 		f.mu.Lock()
 		f.failed = append(f.failed, err)
 		f.mu.Unlock()
-		return newSharedInformer(Options[T]{}, err)
+		return failedInformer[T](err)
 	}
 	return inf
 }
@@ -134,15 +141,15 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	target, err := resolve[T](f, o.Resource)
+	target, err := apiclient.Resolve[T](f.scheme, o.Resource)
 	if err != nil {
 		return nil, err
 	}
-	sel, err := newSelection(cmp.Or(o.Namespace, f.opts.Namespace), o.LabelSelector, o.FieldSelector)
+	c, err := resolveConfig(o, f.opts, target.GVR, cmp.Or(o.Namespace, f.opts.Namespace))
 	if err != nil {
 		return nil, err
 	}
-	key := informerKey{shape: target.shape, gvr: target.gvr, selection: sel, shard: shardKey(o.Shard)}
+	key := informerKey{shape: target.Shape, gvr: target.GVR, selection: c.sel, shard: shardKey(c.shard)}
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -150,38 +157,26 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 		return nil, ErrStopped
 	}
 	if e := f.entries[key]; e != nil {
-		return reuse(e, target, o)
+		return reuse(e, target, o, c)
 	}
-	o.DisableDecoder = o.DisableDecoder || f.opts.DisableDecoder
-	lw, err := listWatchFor[T](f.api, target, sel.namespace, f.opts.Tweak, decodeOptionsOf(o))
+	funcs, err := apiclient.ListWatch[T](f.api, target, c.sel.namespace, c.decoding)
 	if err != nil {
 		return nil, err
 	}
-	userTransform := o.Transform
-	if f.opts.StripManagedFields {
-		o.Transform = chainOptional(StripManagedFields[T](), o.Transform)
-	}
-	o = o.withDefaults(f.opts)
-	if lw.decoded {
-		o.Intern = false // the decoder shares already
-	}
+	lw := NewListWatch[T](funcs.List, funcs.Watch)
+	lw.Tweak, lw.DisableWatchList = f.opts.Tweak, funcs.DisableWatchList
+	c.intern = c.intern && !funcs.Decoded // the decoder shares already
+	c.namespaceKnown = true
 	if f.lists != nil {
-		o.listLimiter = f.lists
+		c.listLimiter = f.lists
 	}
-	if o.Name == "" {
-		o.Name = sel.name(target.gvr)
-	}
-	// The list-watch has the namespace; NewInformer applies the selectors.
-	o.Namespace, o.LabelSelector, o.FieldSelector = "", sel.labels, sel.fields
-	o.Resource = target.gvr
-	inf, err := NewInformer(lw, o)
+	inf, err := newInformer(lw, c)
 	if err != nil {
 		return nil, err
 	}
-	inf.scope.namespace, inf.scope.namespaceKnown = sel.namespace, true
-	e := &factoryEntry{inf: inf, goType: reflect.TypeFor[T](), resync: o.ResyncPeriod, decoding: sortedDecodeOptions(o), done: make(chan struct{})}
-	if userTransform != nil {
-		e.hasXform, e.xformPtr = true, funcPtr(userTransform)
+	e := &factoryEntry{inf: inf, goType: reflect.TypeFor[T](), resync: c.resync, decoding: c.decoding, done: make(chan struct{})}
+	if o.Transform != nil {
+		e.hasXform, e.xformPtr = true, funcPtr(o.Transform)
 	}
 	f.entries[key] = e
 	if f.ctx != nil {
@@ -190,21 +185,22 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	return inf, nil
 }
 
-// reuse returns the informer of e for a request with options o, adding
-// the indexes o asks for; it fails if o conflicts with how it was made.
-func reuse[T Object](e *factoryEntry, target target, o Options[T]) (*SharedInformer[T], error) {
+// reuse returns the informer of e for a request with options o, resolved
+// to c, adding the indexes o asks for; it fails if o conflicts with how
+// the informer was made.
+func reuse[T Object](e *factoryEntry, target apiclient.Target, o Options[T], c config[T]) (*SharedInformer[T], error) {
 	inf, ok := e.inf.(*SharedInformer[T])
 	if !ok {
-		return nil, fmt.Errorf("%s is already served as %v", resourceName(target.gvr), e.goType)
+		return nil, fmt.Errorf("%s is already served as %v", apiclient.ResourceName(target.GVR), e.goType)
 	}
 	if o.Transform != nil && (!e.hasXform || e.xformPtr != funcPtr(o.Transform)) {
-		return nil, fmt.Errorf("%s already exists with another transform", inf.desc)
+		return nil, fmt.Errorf("%s already exists with another transform", inf)
 	}
 	if o.ResyncPeriod != 0 && o.ResyncPeriod != e.resync {
-		return nil, fmt.Errorf("%s already exists with resync period %v", inf.desc, e.resync)
+		return nil, fmt.Errorf("%s already exists with resync period %v", inf, e.resync)
 	}
-	if d := sortedDecodeOptions(o); d.skip != nil && !slices.Equal(d.skip, e.decoding.skip) || d.disabled && !e.decoding.disabled {
-		return nil, fmt.Errorf("%s already exists with SkipFields %q and DisableDecoder %v", inf.desc, e.decoding.skip, e.decoding.disabled)
+	if d := c.decoding; o.SkipFields != nil && !slices.Equal(d.Skip, e.decoding.Skip) || d.Disabled && !e.decoding.Disabled {
+		return nil, fmt.Errorf("%s already exists with SkipFields %q and DisableDecoder %v", inf, e.decoding.Skip, e.decoding.Disabled)
 	}
 	for name, fn := range o.Indexers {
 		if inf.store.HasIndex(name) {
@@ -220,13 +216,6 @@ func reuse[T Object](e *factoryEntry, target target, o Options[T]) (*SharedInfor
 // funcPtr identifies a function's code, to tell a repeated transform from
 // another one.
 func funcPtr(fn any) uintptr { return reflect.ValueOf(fn).Pointer() }
-
-func chainOptional[T Object](first, second TransformFunc[T]) TransformFunc[T] {
-	if second == nil {
-		return first
-	}
-	return Chain(first, second)
-}
 
 // Start runs every informer requested so far, and every one requested
 // later, until ctx ends or Shutdown. Calls after the first do nothing.
@@ -302,7 +291,7 @@ func (f *Factory) Release(ctx context.Context, inf AnyInformer) error {
 	}
 	f.mu.Unlock()
 	if found == nil {
-		return fmt.Errorf("informers: Release: %s is not an informer of this factory", inf)
+		return errorf("Release: %s is not an informer of this factory", inf)
 	}
 	if found.cancel == nil { // never started
 		found.inf.stopUnstarted()
@@ -363,7 +352,7 @@ func (f *Factory) wait(ctx context.Context, op string, entries []*factoryEntry) 
 	if len(stuck) == 0 {
 		return nil
 	}
-	return fmt.Errorf("informers: %s: %s still running: %w", op, strings.Join(stuck, ", "), ctx.Err())
+	return errorf("%s: %s still running: %w", op, strings.Join(stuck, ", "), ctx.Err())
 }
 
 // grace is how long Release and Shutdown wait when their context has

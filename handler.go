@@ -138,7 +138,7 @@ type Registration[T Object] struct {
 // exceeding its queue limit, and nil otherwise.
 func (r *Registration[T]) Err() error {
 	if r.listener.Overflowed() {
-		return &HandlerOverflowError{Resource: r.inf.desc, Handler: r.name, Limit: r.limit}
+		return &HandlerOverflowError{Resource: r.inf.cfg.desc, Handler: r.name, Limit: r.limit}
 	}
 	return nil
 }
@@ -176,9 +176,9 @@ func (r *Registration[T]) WaitForSync(ctx context.Context) error {
 		if err := r.Err(); err != nil {
 			return err
 		}
-		return fmt.Errorf("informers: %s stopped before it was delivered the initial state: %w", r, ErrStopped)
+		return errorf("%s stopped before it was delivered the initial state: %w", r, ErrStopped)
 	case <-ctx.Done():
-		return fmt.Errorf("informers: %s handler %s has not been delivered the initial state: %w", r.inf.desc, r.name, ctx.Err())
+		return errorf("%s handler %s has not been delivered the initial state: %w", r.inf.cfg.desc, r.name, ctx.Err())
 	}
 }
 
@@ -203,7 +203,9 @@ func (r *Registration[T]) Remove() {
 func (r *Registration[T]) Done() <-chan struct{} { return r.listener.Done() }
 
 // String names the handler and its informer.
-func (r *Registration[T]) String() string { return fmt.Sprintf("handler %s of %s", r.name, r.inf.desc) }
+func (r *Registration[T]) String() string {
+	return fmt.Sprintf("handler %s of %s", r.name, r.inf.cfg.desc)
+}
 
 // AnyRegistration is a *Registration[T] of any T, for code that keeps the
 // registrations of several informers together.

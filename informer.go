@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -16,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/kubetyped/informers/internal/apiclient"
 	"github.com/kubetyped/informers/internal/dispatch"
-	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/store"
 )
@@ -33,20 +32,19 @@ type Object = reflector.Object
 //
 // A SharedInformer runs once: Run until its context ends.
 type SharedInformer[T Object] struct {
-	failed   error // why a Factory could not create it; see Err
-	desc     string
-	resource schema.GroupVersionResource
-	opts     Options[T]
-	store    *store.Store[T]
-	reader   *reader[T]
-	writer   *writer[T]
-	newRefl  func(reflector.Sink[T], klog.Logger, func(reflector.Op, error), func(reflector.Op), reflector.Observer) runner
+	failed  error     // why a Factory could not create it; see Err
+	cfg     config[T] // resolved once, by NewInformer or a Factory
+	store   *store.Store[T]
+	reader  *reader[T]
+	writer  *writer[T]
+	newRefl func(reflector.Sink[T], klog.Logger, func(reflector.Op, error), func(reflector.Op), reflector.Observer) runner
 	// metrics is set by Run when Options.Metrics is.
 	metrics  InformerMetrics
 	observer reflector.Observer // what passes reflectors' news to metrics
 	runStart atomic.Int64       // when Run began, in Unix nanoseconds
-	// started is refl, for Stats, which takes no lock that a Metrics
-	// implementation could be waiting for.
+	// started is the running reflector, read without a lock (by Stats
+	// too, which must not wait for a lock a Metrics implementation could
+	// hold).
 	started atomic.Pointer[runner]
 	shard   *shardState // nil if not sharded
 	// version is the version the cache is at, as its reflectors publish
@@ -58,22 +56,12 @@ type SharedInformer[T Object] struct {
 	serverVersion func(context.Context) (string, error)
 	staleness     *stalenessMonitor // nil unless Options.Staleness
 
-	// handlers is replaced, never changed in place, with mu held. The
-	// writer reads it with the store's write lock held; AddHandler
-	// replaces it with the store's read lock held, so that a handler added
-	// late gets a snapshot of the cache and every event after it, exactly
-	// once. Removal needs no store lock: a removed handler is stopped and
-	// ignores what is still queued for it.
-	handlers atomic.Pointer[[]*dispatch.Listener[T]]
-	synced   atomic.Bool
-	syncedCh chan struct{}
 	// handlerSeq numbers handlers, for the default names of WithName.
 	handlerSeq atomic.Int64
 
 	mu         sync.Mutex
 	state      runState
 	runCtx     context.Context
-	refl       runner
 	handlerWG  sync.WaitGroup
 	stopped    chan struct{}
 	lastErr    error
@@ -127,60 +115,50 @@ type runner interface {
 // or an index name in opts is taken.
 func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*SharedInformer[T], error) {
 	if lw == nil || lw.ListFunc == nil || lw.WatchFunc == nil {
-		return nil, fmt.Errorf("informers: NewInformer[%T]: ListWatch needs ListFunc and WatchFunc", *new(T))
+		return nil, errorf("NewInformer[%T]: ListWatch needs ListFunc and WatchFunc", *new(T))
 	}
 	if opts.Namespace != "" {
-		return nil, fmt.Errorf("informers: NewInformer[%T]: Options.Namespace is for a Factory; the ListWatch's client sets the namespace", *new(T))
+		return nil, errorf("NewInformer[%T]: Options.Namespace is for a Factory; the ListWatch's client sets the namespace", *new(T))
 	}
-	sel, err := newSelection("", opts.LabelSelector, opts.FieldSelector)
+	resource := opts.Resource
+	if resource.Empty() {
+		if gvr, err := apiclient.GuessResource[T](); err == nil {
+			resource = gvr
+		}
+	}
+	c, err := resolveConfig(opts, FactoryOptions{}, resource, "")
 	if err != nil {
-		return nil, fmt.Errorf("informers: NewInformer[%T]: %w", *new(T), err)
+		return nil, errorf("NewInformer[%T]: %w", *new(T), err)
 	}
-	if opts.Resource.Empty() {
-		if gvr, err := guessResource[T](); err == nil {
-			opts.Resource = gvr
-		}
+	return newInformer(lw, c)
+}
+
+// newInformer returns an informer over lw configured by c, the one
+// constructor of NewInformer and a Factory.
+func newInformer[T Object, L List](lw *ListWatch[T, L], c config[T]) (*SharedInformer[T], error) {
+	i := newSharedInformer(c, nil)
+	if c.shard != nil {
+		i.shard = newShardState(*c.shard)
 	}
-	if opts.Name == "" {
-		opts.Name = sel.name(opts.Resource)
-	}
-	i := newSharedInformer(opts, nil)
-	if len(opts.SkipFields) > 0 {
-		c, err := protodec.NewClearer(reflect.TypeFor[T](), opts.SkipFields)
-		if err != nil {
-			return nil, fmt.Errorf("informers: NewInformer[%T]: SkipFields: %w", *new(T), err)
-		}
-		i.writer.clear = func(obj T) { c.Clear(reflect.ValueOf(obj).UnsafePointer()) }
-	}
-	if opts.Shard != nil {
-		if err := opts.Shard.validate(); err != nil {
-			return nil, fmt.Errorf("informers: NewInformer[%T]: %w", *new(T), err)
-		}
-		i.shard = newShardState(*opts.Shard)
-	}
-	for name, fn := range opts.Indexers {
+	for name, fn := range c.indexers {
 		if _, err := i.AddIndex(name, fn); err != nil {
 			return nil, err
 		}
 	}
-	lwCopy := *lw
-	lwCopy.Tweak = sel.narrow(i.shard.narrow(lw.Tweak))
-	minWatchTimeout := opts.MinWatchTimeout
-	if minWatchTimeout < defaultMinWatchTimeout {
-		minWatchTimeout = defaultMinWatchTimeout
-	}
+	narrowed := *lw
+	narrowed.Tweak = c.sel.narrow(i.shard.narrow(lw.Tweak))
 	i.newRefl = func(sink reflector.Sink[T], log klog.Logger, onErr func(reflector.Op, error), onOK func(reflector.Op), obs reflector.Observer) runner {
 		return reflector.New[T, L](reflector.Config[L]{
-			Description:     i.desc,
-			List:            observeShardLists(i.shard, lwCopy.List),
-			Watch:           lwCopy.Watch,
-			WatchList:       !lwCopy.DisableWatchList && i.shard == nil, // lists tell who filters a shard
+			Description:     c.desc,
+			List:            observeShardLists(i.shard, narrowed.List),
+			Watch:           narrowed.Watch,
+			WatchList:       !lw.DisableWatchList && i.shard == nil, // lists tell who filters a shard
 			ResourceVersion: i.shard.resumeVersion(),
-			PageSize:        opts.PageSize,
-			Backoff:         opts.Backoff,
-			MinWatchTimeout: minWatchTimeout,
-			NotServedRetry:  notServedRetry(opts.WaitForResource),
-			ListLimiter:     opts.listLimiter,
+			PageSize:        c.pageSize,
+			Backoff:         c.backoff,
+			MinWatchTimeout: c.minWatchTimeout,
+			NotServedRetry:  notServedRetry(c.waitForResource),
+			ListLimiter:     c.listLimiter,
 			OnError:         onErr,
 			OnSuccess:       onOK,
 			Observer:        obs,
@@ -188,7 +166,7 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 			Version:         i.version,
 		}, sink)
 	}
-	i.scope = newScope(sel, lw.Tweak == nil)
+	i.scope = newScope(c.sel, c.namespaceKnown, lw.Tweak == nil)
 	i.serverVersion = func(ctx context.Context) (string, error) {
 		list, err := lw.List(ctx, metav1.ListOptions{Limit: 1})
 		if err != nil {
@@ -196,7 +174,7 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 		}
 		return list.GetResourceVersion(), nil
 	}
-	i.staleness = newStalenessMonitor(opts.Staleness)
+	i.staleness = newStalenessMonitor(c.staleness)
 	return i, nil
 }
 
@@ -217,44 +195,33 @@ func notServedRetry(waitForResource bool) time.Duration {
 	return resourcePoll
 }
 
-// defaultMinWatchTimeout is the floor of Options.MinWatchTimeout.
-const defaultMinWatchTimeout = 5 * time.Minute
-
-// newSharedInformer returns an informer that is not running, or, with
-// failed set, one that only reports failed: what a Factory returns when it
-// cannot serve T.
-func newSharedInformer[T Object](opts Options[T], failed error) *SharedInformer[T] {
+// newSharedInformer returns an informer configured by c that is not
+// running, or, with failed set, one that only reports failed: what a
+// Factory returns when it cannot serve T.
+func newSharedInformer[T Object](c config[T], failed error) *SharedInformer[T] {
 	i := &SharedInformer[T]{
 		failed:     failed,
-		desc:       describe[T](opts.Resource),
-		resource:   opts.Resource,
-		opts:       opts,
-		syncedCh:   make(chan struct{}),
+		cfg:        c,
 		stopped:    make(chan struct{}),
 		errChanged: make(chan struct{}),
 		version:    &reflector.Version{},
 	}
 	i.store = store.New[T]()
-	i.reader = newReader(i.store, opts.Resource.GroupResource())
-	i.writer = &writer[T]{
-		desc:      i.desc,
-		store:     i.store,
-		handlers:  &i.handlers,
-		synced:    &i.synced,
-		syncedCh:  i.syncedCh,
-		transform: opts.Transform,
-		copyOut:   shallowCopier[T](),
-		report:    i.report,
-	}
-	if opts.Intern {
+	i.reader = newReader(i.store, c.resource.GroupResource())
+	i.writer = newWriter(c.desc, i.store, c.transform, c.clear, i.report)
+	if c.intern {
 		i.writer.interning = newInterning[T]()
 	}
-	i.handlers.Store(&[]*dispatch.Listener[T]{})
 	if failed != nil {
 		i.state = stopped
 		close(i.stopped)
 	}
 	return i
+}
+
+// failedInformer returns an informer that only reports err.
+func failedInformer[T Object](err error) *SharedInformer[T] {
+	return newSharedInformer(config[T]{desc: describe[T](schema.GroupVersionResource{})}, err)
 }
 
 // Err returns why a Factory could not create the informer (T unknown to
@@ -264,17 +231,17 @@ func newSharedInformer[T Object](opts Options[T], failed error) *SharedInformer[
 func (i *SharedInformer[T]) Err() error { return i.failed }
 
 // Resource returns the informer's resource.
-func (i *SharedInformer[T]) Resource() schema.GroupVersionResource { return i.resource }
+func (i *SharedInformer[T]) Resource() schema.GroupVersionResource { return i.cfg.resource }
 
 // String describes the informer by resource and Go type.
-func (i *SharedInformer[T]) String() string { return i.desc }
+func (i *SharedInformer[T]) String() string { return i.cfg.desc }
 
 // Run lists and watches until ctx ends, then waits for handler calls in
 // progress to return. Once ctx has ended no handler call begins: events
 // still queued for handlers are dropped and resyncs stop. It fails if the
 // informer ran or was stopped before.
 func (i *SharedInformer[T]) Run(ctx context.Context) error {
-	log := klog.FromContext(ctx).WithValues("informer", i.desc)
+	log := klog.FromContext(ctx).WithValues("informer", i.cfg.desc)
 	ctx = klog.NewContext(ctx, log)
 	if i.failed != nil {
 		return i.failed
@@ -282,23 +249,22 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 	i.mu.Lock()
 	if i.state != notStarted {
 		i.mu.Unlock()
-		return fmt.Errorf("informers: %s: Run: %w", i.desc, ErrStopped)
+		return errorf("%s: Run: %w", i.cfg.desc, ErrStopped)
 	}
 	i.state = running
 	i.runCtx = ctx
 	i.runStart.Store(time.Now().UnixNano())
 	var obs reflector.Observer
-	if i.opts.Metrics != nil {
-		i.metrics = i.opts.Metrics.Informer(i)
+	if i.cfg.metrics != nil {
+		i.metrics = i.cfg.metrics.Informer(i)
 		obs = informerObserver{i.metrics}
 	}
 	i.observer = obs
-	i.refl = i.newRefl(i.writer, log, i.requestFailed, i.requestSucceeded, obs)
-	i.setStarted(i.refl)
-	for _, l := range *i.handlers.Load() {
+	refl := i.newRefl(i.writer, log, i.requestFailed, i.requestSucceeded, obs)
+	i.setStarted(refl)
+	for _, l := range *i.writer.handlers.Load() {
 		i.startListener(l)
 	}
-	refl := i.refl
 	i.mu.Unlock()
 
 	monitorDone := i.startStalenessMonitor(ctx)
@@ -338,11 +304,11 @@ func (i *SharedInformer[T]) startListener(l *dispatch.Listener[T]) {
 
 // HasSynced reports whether the cache holds a complete list and a watch
 // follows it. Handlers may still be delivering; see Registration.HasSynced.
-func (i *SharedInformer[T]) HasSynced() bool { return i.synced.Load() }
+func (i *SharedInformer[T]) HasSynced() bool { return i.writer.synced.Load() }
 
 // Synced is closed once the cache has synced, for code that waits on a
 // channel, such as client-go's cache.DoneChecker.
-func (i *SharedInformer[T]) Synced() <-chan struct{} { return i.syncedCh }
+func (i *SharedInformer[T]) Synced() <-chan struct{} { return i.writer.syncedCh }
 
 // WaitForSync waits until the cache has synced. It returns nil once it has,
 // and a *NotSyncedError if ctx ends first or, without waiting further, if
@@ -362,20 +328,20 @@ func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 		if i.HasSynced() {
 			return nil
 		}
-		waiting := i.opts.WaitForResource && apierrors.IsNotFound(lastErr)
+		waiting := i.cfg.waitForResource && apierrors.IsNotFound(lastErr)
 		if lastErr != nil && isPermanent(lastErr) && !waiting {
-			return &NotSyncedError{Resource: i.desc, LastErr: lastErr}
+			return &NotSyncedError{Resource: i.cfg.desc, LastErr: lastErr}
 		}
 		if state == stopped {
-			return &NotSyncedError{Resource: i.desc, LastErr: lastErr, Err: ErrStopped, WaitingForResource: waiting}
+			return &NotSyncedError{Resource: i.cfg.desc, LastErr: lastErr, Err: ErrStopped, WaitingForResource: waiting}
 		}
 		select {
-		case <-i.syncedCh:
+		case <-i.writer.syncedCh:
 			return nil
 		case <-changed:
 		case <-i.stopped:
 		case <-ctx.Done():
-			return &NotSyncedError{Resource: i.desc, LastErr: lastErr, Err: ctx.Err(), WaitingForResource: waiting}
+			return &NotSyncedError{Resource: i.cfg.desc, LastErr: lastErr, Err: ctx.Err(), WaitingForResource: waiting}
 		}
 	}
 }
@@ -390,31 +356,26 @@ func (i *SharedInformer[T]) LastError() error {
 
 // LastSyncResourceVersion returns the resource version the cache is at.
 func (i *SharedInformer[T]) LastSyncResourceVersion() string {
-	i.mu.Lock()
-	refl := i.refl
-	i.mu.Unlock()
-	if refl == nil {
-		return ""
+	if refl := i.started.Load(); refl != nil {
+		return (*refl).LastSyncResourceVersion()
 	}
-	return refl.LastSyncResourceVersion()
+	return ""
 }
 
 // UsesWatchList reports whether the informer gets its initial state by
 // watch-list streaming rather than by listing. It turns false when the
 // server refuses streaming.
 func (i *SharedInformer[T]) UsesWatchList() bool {
-	i.mu.Lock()
-	refl := i.refl
-	i.mu.Unlock()
-	return refl != nil && refl.UsesWatchList()
+	refl := i.started.Load()
+	return refl != nil && (*refl).UsesWatchList()
 }
 
-// setStarted publishes refl, the running reflector, to Stats.
+// setStarted publishes refl, the running reflector.
 func (i *SharedInformer[T]) setStarted(refl runner) { i.started.Store(&refl) }
 
 // Name returns the informer's name in metrics: Options.Name, or one made
 // of its resource, namespace and selectors.
-func (i *SharedInformer[T]) Name() string { return i.opts.Name }
+func (i *SharedInformer[T]) Name() string { return i.cfg.name }
 
 // Stats returns a snapshot of the informer's state.
 func (i *SharedInformer[T]) Stats() InformerStats {
@@ -446,14 +407,14 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Re
 		return nil, i.failed
 	}
 	if h == nil {
-		return nil, fmt.Errorf("informers: %s: AddHandler with a nil handler", i.desc)
+		return nil, errorf("%s: AddHandler with a nil handler", i.cfg.desc)
 	}
-	cfg := handlerConfig{name: fmt.Sprintf("%T#%d", h, i.handlerSeq.Add(1)), resync: i.opts.ResyncPeriod}
+	cfg := handlerConfig{name: fmt.Sprintf("%T#%d", h, i.handlerSeq.Add(1)), resync: i.cfg.resync}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if cfg.limit < 0 {
-		return nil, fmt.Errorf("informers: %s: AddHandler: queue limit %d is negative", i.desc, cfg.limit)
+		return nil, errorf("%s: AddHandler: queue limit %d is negative", i.cfg.desc, cfg.limit)
 	}
 	reg := &Registration[T]{name: cfg.name, limit: cfg.limit, inf: i}
 	lc := dispatch.Config[T]{
@@ -469,8 +430,8 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Re
 	if cfg.merge {
 		lc.KeyOf = func(obj T) types.NamespacedName { return store.KeyOf(obj) }
 	}
-	if i.opts.Metrics != nil {
-		reg.metrics = i.opts.Metrics.Handler(i, reg)
+	if i.cfg.metrics != nil {
+		reg.metrics = i.cfg.metrics.Handler(i, reg)
 		lc.Observe = func(k dispatch.Kind, took time.Duration) { reg.metrics.Delivered(EventType(k), took) }
 	}
 	reg.listener = dispatch.New(lc)
@@ -481,17 +442,17 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Re
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.state == stopped {
-		return nil, fmt.Errorf("informers: %s: AddHandler: %w", i.desc, ErrStopped)
+		return nil, errorf("%s: AddHandler: %w", i.cfg.desc, ErrStopped)
 	}
 	for _, obj := range i.store.AppendAllLocked(nil) {
 		reg.listener.Push(dispatch.Notification[T]{Kind: dispatch.Add, New: obj, InitialList: true})
 	}
-	if i.synced.Load() {
+	if i.writer.synced.Load() {
 		reg.listener.Push(dispatch.Notification[T]{Kind: dispatch.Synced})
 	}
-	old := *i.handlers.Load()
+	old := *i.writer.handlers.Load()
 	next := append(old[:len(old):len(old)], reg.listener)
-	i.handlers.Store(&next)
+	i.writer.handlers.Store(&next)
 	i.regs = append(i.regs, reg)
 	if i.state == running {
 		i.startListener(reg.listener)
@@ -503,14 +464,14 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Re
 func (i *SharedInformer[T]) removeHandler(reg *Registration[T]) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	old := *i.handlers.Load()
+	old := *i.writer.handlers.Load()
 	next := make([]*dispatch.Listener[T], 0, len(old))
 	for _, x := range old {
 		if x != reg.listener {
 			next = append(next, x)
 		}
 	}
-	i.handlers.Store(&next)
+	i.writer.handlers.Store(&next)
 	i.regs = slices.DeleteFunc(i.regs, func(r *Registration[T]) bool { return r == reg })
 }
 
@@ -559,7 +520,7 @@ func (i *SharedInformer[T]) AddIndex(name string, fn IndexFunc[T]) (*Index[T], e
 	case errors.As(err, &ixErr):
 		i.writer.reportIndexErrors(err)
 	case err != nil:
-		return nil, fmt.Errorf("informers: %s: %w", i.desc, err)
+		return nil, errorf("%s: %w", i.cfg.desc, err)
 	}
 	return &Index[T]{r: i.reader, name: name}, nil
 }
@@ -568,7 +529,7 @@ func (i *SharedInformer[T]) requestFailed(op reflector.Op, err error) {
 	if i.metrics != nil && op != reflector.OpDecode {
 		i.metrics.RequestError(string(op), statusCode(err))
 	}
-	err = &ListWatchError{Resource: i.desc, Op: string(op), Err: err}
+	err = &ListWatchError{Resource: i.cfg.desc, Op: string(op), Err: err}
 	// Report first, so that OnError has seen the error by the time
 	// WaitForSync returns it.
 	i.report(err)
@@ -597,7 +558,7 @@ func (i *SharedInformer[T]) handlerPanicked(reg *Registration[T], n dispatch.Not
 	if reg.metrics != nil {
 		reg.metrics.Panicked(EventType(n.Kind))
 	}
-	i.report(&HandlerPanicError{Resource: i.desc, Handler: reg.name, Event: EventType(n.Kind).String(), Key: store.KeyOf(obj), Value: v, Stack: stack})
+	i.report(&HandlerPanicError{Resource: i.cfg.desc, Handler: reg.name, Event: EventType(n.Kind).String(), Key: store.KeyOf(obj), Value: v, Stack: stack})
 }
 
 // handlerOverflowed removes reg, whose queue went over its limit and which
@@ -629,8 +590,8 @@ func (i *SharedInformer[T]) registrations() []Syncer {
 
 // report hands err to OnError, or logs it.
 func (i *SharedInformer[T]) report(err error) {
-	if i.opts.OnError != nil {
-		i.opts.OnError(err)
+	if i.cfg.onError != nil {
+		i.cfg.onError(err)
 		return
 	}
 	log := klog.Background()
@@ -665,7 +626,7 @@ func (i *SharedInformer[T]) stopUnstarted() {
 // free empties the cache of a stopped informer, so that its memory can be
 // reclaimed and its readers see nothing; it no longer counts as synced.
 func (i *SharedInformer[T]) free() {
-	i.synced.Store(false)
+	i.writer.synced.Store(false)
 	i.store.Reset()
 }
 

@@ -1,7 +1,6 @@
 package informers
 
 import (
-	"fmt"
 	"iter"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -55,7 +54,7 @@ func (l Lister[T]) Namespace(ns string) NamespaceLister[T] {
 func (l Lister[T]) ByIndex(index, value string) ([]T, error) {
 	objs, ok := l.r.store.AppendIndex(nil, index, value)
 	if !ok {
-		return nil, fmt.Errorf("informers: %s has no index %q", l.r.resource, index)
+		return nil, errorf("%s has no index %q", l.r.resource, index)
 	}
 	return objs, nil
 }

@@ -38,10 +38,6 @@ type ListWatch[T Object, L List] struct {
 	// bookmark (client-go's fake clientsets, for one). Servers that refuse
 	// streaming are detected without it.
 	DisableWatchList bool
-
-	// decoded says the functions decode with the library's decoder,
-	// which shares what it decodes: interning after it adds nothing.
-	decoded bool
 }
 
 // Client is what FromClient needs: the List and Watch of a typed client,

@@ -12,8 +12,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
-
-	"github.com/kubetyped/informers/internal/reflector"
 )
 
 // Options configures one informer, the same way for both entry points:
@@ -128,9 +126,6 @@ type Options[T Object] struct {
 	// with its namespace and selectors if it has any, as in
 	// "pods.v1 namespace=shop labels=app=web".
 	Name string
-
-	// listLimiter is the factory's bound on concurrent lists.
-	listLimiter reflector.Limiter
 }
 
 // FactoryOptions configures a Factory: how it reaches the server, and the
@@ -190,34 +185,6 @@ type FactoryOptions struct {
 	// handlers to return when their context has already ended; 0 means 30
 	// seconds.
 	ShutdownGracePeriod time.Duration
-}
-
-// withDefaults returns o with its zero tuning fields and resync period
-// taken from the factory's options, and interning if the factory interns.
-func (o Options[T]) withDefaults(f FactoryOptions) Options[T] {
-	o.Intern = o.Intern || f.Intern
-	if o.ResyncPeriod == 0 {
-		o.ResyncPeriod = f.ResyncPeriod
-	}
-	if o.OnError == nil {
-		o.OnError = f.OnError
-	}
-	if o.Backoff == nil {
-		o.Backoff = f.Backoff
-	}
-	if o.MinWatchTimeout == 0 {
-		o.MinWatchTimeout = f.MinWatchTimeout
-	}
-	if o.PageSize == 0 {
-		o.PageSize = f.PageSize
-	}
-	if o.Metrics == nil {
-		o.Metrics = f.Metrics
-	}
-	if o.Staleness == nil {
-		o.Staleness = f.Staleness
-	}
-	return o
 }
 
 // Server serves list and watch requests for any resource, in place of a

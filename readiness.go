@@ -52,7 +52,7 @@ func notReady(syncers []Syncer) error {
 	var errs []error
 	for n, s := range syncers {
 		if isNil(s) {
-			errs = append(errs, fmt.Errorf("informers: ReadyCheck: syncer %d is nil", n))
+			errs = append(errs, errorf("ReadyCheck: syncer %d is nil", n))
 			continue
 		}
 		if err := notReadyOne(s); err != nil {
@@ -80,11 +80,11 @@ func notReadyOne(s Syncer) error {
 			return err
 		}
 		if !s.HasSynced() {
-			return fmt.Errorf("informers: %v has not been delivered the initial state", s)
+			return errorf("%v has not been delivered the initial state", s)
 		}
 	default:
 		if !s.HasSynced() {
-			return fmt.Errorf("informers: %v has not synced", s)
+			return errorf("%v has not synced", s)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubetyped/informers/internal/apiclient"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -47,7 +48,7 @@ func newSelection(namespace, labelSel, fieldSel string) (selection, error) {
 
 // name names an informer of resource gvr with selection s, for metrics.
 func (s selection) name(gvr schema.GroupVersionResource) string {
-	parts := []string{resourceName(gvr)}
+	parts := []string{apiclient.ResourceName(gvr)}
 	for _, p := range [][2]string{{"namespace", s.namespace}, {"labels", s.labels}, {"fields", s.fields}} {
 		if p[1] != "" {
 			parts = append(parts, p[0]+"="+p[1])

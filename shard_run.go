@@ -2,7 +2,6 @@ package informers
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -227,18 +226,18 @@ func (i *SharedInformer[T]) SetShardRanges(ctx context.Context, ranges ...HashRa
 	}
 	st := i.shard
 	if st == nil {
-		return fmt.Errorf("informers: %s: SetShardRanges on an informer made without Options.Shard", i.desc)
+		return errorf("%s: SetShardRanges on an informer made without Options.Shard", i.cfg.desc)
 	}
 	cur, _ := st.current()
 	next := Shard{Field: cur.Field, Ranges: ranges}
 	if err := next.validate(); err != nil {
-		return fmt.Errorf("informers: %s: SetShardRanges: %w", i.desc, err)
+		return errorf("%s: SetShardRanges: %w", i.cfg.desc, err)
 	}
 	i.mu.Lock()
 	state := i.state
 	i.mu.Unlock()
 	if state == stopped {
-		return fmt.Errorf("informers: %s: SetShardRanges: %w", i.desc, ErrStopped)
+		return errorf("%s: SetShardRanges: %w", i.cfg.desc, ErrStopped)
 	}
 	synced := st.set(next.canonical())
 	if state == notStarted {
@@ -248,9 +247,9 @@ func (i *SharedInformer[T]) SetShardRanges(ctx context.Context, ranges ...HashRa
 	case <-synced:
 		return nil
 	case <-i.stopped:
-		return fmt.Errorf("informers: %s: SetShardRanges: %w", i.desc, ErrStopped)
+		return errorf("%s: SetShardRanges: %w", i.cfg.desc, ErrStopped)
 	case <-ctx.Done():
-		return fmt.Errorf("informers: %s: shard %s not synced: %w", i.desc, next.canonical(), ctx.Err())
+		return errorf("%s: shard %s not synced: %w", i.cfg.desc, next.canonical(), ctx.Err())
 	}
 }
 
@@ -284,7 +283,7 @@ func (i *SharedInformer[T]) runSharded(ctx context.Context, log klog.Logger) {
 		st.wire.Store(&sel)
 		refl := i.newRefl(sink, log, i.requestFailed, i.requestSucceeded, i.observer)
 		i.mu.Lock()
-		i.refl = refl
+		i.setStarted(refl)
 		i.mu.Unlock()
 		i.setStarted(refl)
 		rctx, cancel := context.WithCancel(ctx)

@@ -134,7 +134,7 @@ func (i *SharedInformer[T]) startStalenessMonitor(ctx context.Context) <-chan st
 func (i *SharedInformer[T]) monitorStaleness(ctx context.Context) {
 	m := i.staleness
 	select {
-	case <-i.syncedCh:
+	case <-i.writer.syncedCh:
 	case <-ctx.Done():
 		return
 	}
@@ -149,8 +149,8 @@ func (i *SharedInformer[T]) monitorStaleness(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		m.observe(i.desc, rv, time.Now(), err)
-		st := m.measure(i.desc, i.version.Get(), time.Now())
+		m.observe(i.cfg.desc, rv, time.Now(), err)
+		st := m.measure(i.cfg.desc, i.version.Get(), time.Now())
 		if sm != nil {
 			sm.Staleness(st)
 		}
@@ -236,7 +236,7 @@ func (i *SharedInformer[T]) stalenessNow() (Staleness, bool) {
 	if i.staleness == nil {
 		return Staleness{}, false
 	}
-	return i.staleness.measure(i.desc, i.version.Get(), time.Now()), true
+	return i.staleness.measure(i.cfg.desc, i.version.Get(), time.Now()), true
 }
 
 // staleErr returns a *StalenessError if the cache lags the server by more
@@ -246,5 +246,5 @@ func (i *SharedInformer[T]) staleErr() error {
 	if !ok || i.staleness.opts.Threshold <= 0 || st.Lag <= i.staleness.opts.Threshold {
 		return nil
 	}
-	return &StalenessError{Resource: i.desc, Staleness: st, Threshold: i.staleness.opts.Threshold}
+	return &StalenessError{Resource: i.cfg.desc, Staleness: st, Threshold: i.staleness.opts.Threshold}
 }

@@ -3,7 +3,6 @@ package informers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 )
 
@@ -30,7 +29,7 @@ func WaitForSync(ctx context.Context, syncers ...Syncer) error {
 	var wg sync.WaitGroup
 	for n, s := range syncers {
 		if isNil(s) {
-			errs[n] = fmt.Errorf("informers: WaitForSync: syncer %d is nil", n)
+			errs[n] = errorf("WaitForSync: syncer %d is nil", n)
 			continue
 		}
 		if s.HasSynced() {

@@ -53,7 +53,7 @@ func (i *SharedInformer[T]) WaitForVersion(ctx context.Context, rv string) error
 		return i.failed
 	}
 	if _, err := compareVersions(rv, rv); err != nil {
-		return &VersionError{Resource: i.desc, Version: rv, Err: err}
+		return &VersionError{Resource: i.cfg.desc, Version: rv, Err: err}
 	}
 	if err := i.WaitForSync(ctx); err != nil {
 		return err
@@ -67,9 +67,9 @@ func (i *SharedInformer[T]) WaitForVersion(ctx context.Context, rv string) error
 		select {
 		case <-changed:
 		case <-i.stopped:
-			return &ConsistencyError{Resource: i.desc, Written: rv, Cached: have, Err: ErrStopped}
+			return &ConsistencyError{Resource: i.cfg.desc, Written: rv, Cached: have, Err: ErrStopped}
 		case <-ctx.Done():
-			return &ConsistencyError{Resource: i.desc, Written: rv, Cached: have, Err: ctx.Err()}
+			return &ConsistencyError{Resource: i.cfg.desc, Written: rv, Cached: have, Err: ctx.Err()}
 		}
 	}
 }
@@ -89,9 +89,9 @@ func (i *SharedInformer[T]) reached(have, rv string) (bool, error) {
 	c, err := compareVersions(have, rv)
 	if err != nil {
 		if _, bad := compareVersions(rv, rv); bad != nil {
-			return false, &VersionError{Resource: i.desc, Version: rv, Err: err}
+			return false, &VersionError{Resource: i.cfg.desc, Version: rv, Err: err}
 		}
-		return false, &VersionError{Resource: i.desc, Version: have, Cached: true, Err: err}
+		return false, &VersionError{Resource: i.cfg.desc, Version: have, Cached: true, Err: err}
 	}
 	return c >= 0, nil
 }
@@ -119,8 +119,8 @@ func (r *Registration[T]) WaitForVersion(ctx context.Context, rv string) error {
 		if err := r.Err(); err != nil {
 			return err
 		}
-		return &ConsistencyError{Resource: r.inf.desc, Handler: r.name, Written: rv, Err: ErrStopped}
+		return &ConsistencyError{Resource: r.inf.cfg.desc, Handler: r.name, Written: rv, Err: ErrStopped}
 	case <-ctx.Done():
-		return &ConsistencyError{Resource: r.inf.desc, Handler: r.name, Written: rv, Err: ctx.Err()}
+		return &ConsistencyError{Resource: r.inf.cfg.desc, Handler: r.name, Written: rv, Err: ctx.Err()}
 	}
 }

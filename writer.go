@@ -21,21 +21,44 @@ import (
 type writer[T Object] struct {
 	desc      string
 	store     *store.Store[T]
-	handlers  *atomic.Pointer[[]*dispatch.Listener[T]]
-	synced    *atomic.Bool
-	syncedCh  chan struct{}
 	transform TransformFunc[T]
 	copyOut   func(T) T     // copies a list item out of its list's item array
 	interning *interning[T] // nil: objects are cached as they come
 	clear     func(T)       // zeroes the fields to skip; nil if none
 	report    func(error)
 
-	// syncedAt is when the cache first synced, in Unix nanoseconds.
+	// handlers is replaced, never changed in place, with the informer's
+	// mu held. The writer reads it with the store's write lock held;
+	// AddHandler replaces it with the store's read lock held, so that a
+	// handler added late gets a snapshot of the cache and every event
+	// after it, exactly once. Removal needs no store lock: a removed
+	// handler is stopped and ignores what is still queued for it.
+	handlers atomic.Pointer[[]*dispatch.Listener[T]]
+	// synced turns true, and syncedCh is closed, once the cache holds a
+	// complete list and a watch follows it; syncedAt is when, in Unix
+	// nanoseconds.
+	synced   atomic.Bool
+	syncedCh chan struct{}
 	syncedAt atomic.Int64
 
 	gen     uint64 // the current list generation
 	scratch []store.Key
 	toWake  []*dispatch.Listener[T] // handlers to wake at the next Flush
+}
+
+// newWriter returns the writer of store, with no handlers.
+func newWriter[T Object](desc string, s *store.Store[T], transform TransformFunc[T], clear func(T), report func(error)) *writer[T] {
+	w := &writer[T]{
+		desc:      desc,
+		store:     s,
+		transform: transform,
+		copyOut:   shallowCopier[T](),
+		clear:     clear,
+		report:    report,
+		syncedCh:  make(chan struct{}),
+	}
+	w.handlers.Store(&[]*dispatch.Listener[T]{})
+	return w
 }
 
 // StartList opens a new list generation; FinishList deletes what it missed.

@@ -22,8 +22,7 @@ import (
 )
 
 const (
-	defaultPageSize        = 500
-	defaultMinWatchTimeout = 5 * time.Minute
+	defaultPageSize = 500
 	// watchListQuiet is how long a watch-list stream may stay silent before
 	// its end bookmark; a server that ignores sendInitialEvents never sends
 	// one, so after this long the reflector falls back to list and watch.
@@ -43,6 +42,10 @@ const (
 	// whether to log progress.
 	progressCheck = 1024
 )
+
+// DefaultMinWatchTimeout is the shortest server-side timeout of a watch,
+// as in client-go: it spares the control plane reconnections.
+const DefaultMinWatchTimeout = 5 * time.Minute
 
 // Reflector lists and watches one resource into a Sink.
 type Reflector[T Object, L List] struct {
@@ -82,7 +85,7 @@ func New[T Object, L List](cfg Config[L], sink Sink[T]) *Reflector[T, L] {
 		backoff = *cfg.Backoff
 	}
 	if cfg.MinWatchTimeout == 0 {
-		cfg.MinWatchTimeout = defaultMinWatchTimeout
+		cfg.MinWatchTimeout = DefaultMinWatchTimeout
 	}
 	if cfg.OnError == nil {
 		cfg.OnError = func(Op, error) {}

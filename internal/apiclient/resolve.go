@@ -1,4 +1,4 @@
-package informers
+package apiclient
 
 import (
 	"errors"
@@ -13,19 +13,9 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
-// describe names an informer by resource and Go type, as in
-// "deployments.v1.apps (*v1.Deployment)".
-func describe[T Object](gvr schema.GroupVersionResource) string {
-	typ := reflect.TypeFor[T]().String() // names interface types too
-	if gvr.Empty() {
-		return typ
-	}
-	return fmt.Sprintf("%s (%s)", resourceName(gvr), typ)
-}
-
-// resourceName spells a GVR the way kubectl does: pods.v1,
+// ResourceName spells a GVR the way kubectl does: pods.v1,
 // deployments.v1.apps.
-func resourceName(gvr schema.GroupVersionResource) string {
+func ResourceName(gvr schema.GroupVersionResource) string {
 	s := gvr.Resource + "." + gvr.Version
 	if gvr.Group != "" {
 		s += "." + gvr.Group
@@ -33,8 +23,8 @@ func resourceName(gvr schema.GroupVersionResource) string {
 	return s
 }
 
-// kindOf finds T's GroupVersionKind in sch.
-func kindOf[T Object](sch *runtime.Scheme) (schema.GroupVersionKind, error) {
+// KindOf finds T's GroupVersionKind in sch.
+func KindOf[T Object](sch *runtime.Scheme) (schema.GroupVersionKind, error) {
 	typ := reflect.TypeFor[T]()
 	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
 		return schema.GroupVersionKind{}, fmt.Errorf("%v is not a pointer to a struct", typ)
@@ -46,9 +36,9 @@ func kindOf[T Object](sch *runtime.Scheme) (schema.GroupVersionKind, error) {
 	return gvks[0], nil
 }
 
-// withBuiltIns returns a scheme with the types of user and those of
+// WithBuiltIns returns a scheme with the types of user and those of
 // client-go's scheme that user does not register under the same kind.
-func withBuiltIns(user *runtime.Scheme) *runtime.Scheme {
+func WithBuiltIns(user *runtime.Scheme) *runtime.Scheme {
 	s := runtime.NewScheme()
 	for gvk, typ := range user.AllKnownTypes() {
 		s.AddKnownTypeWithName(gvk, reflect.New(typ).Interface().(runtime.Object))
@@ -69,8 +59,8 @@ var irregularResources = map[schema.GroupKind]string{
 	{Group: "", Kind: "Endpoints"}: "endpoints",
 }
 
-// resourceFor derives the resource of a kind.
-func resourceFor(gvk schema.GroupVersionKind) schema.GroupVersionResource {
+// ResourceFor derives the resource of a kind.
+func ResourceFor(gvk schema.GroupVersionKind) schema.GroupVersionResource {
 	if name, ok := irregularResources[gvk.GroupKind()]; ok {
 		return gvk.GroupVersion().WithResource(name)
 	}
@@ -78,52 +68,54 @@ func resourceFor(gvk schema.GroupVersionKind) schema.GroupVersionResource {
 	return gvr
 }
 
-// guessResource derives T's resource from client-go's scheme, pluralizing
+// GuessResource derives T's resource from client-go's scheme, pluralizing
 // its kind the way the API server does for built-in types.
-func guessResource[T Object]() (schema.GroupVersionResource, error) {
-	gvk, err := kindOf[T](scheme.Scheme)
+func GuessResource[T Object]() (schema.GroupVersionResource, error) {
+	gvk, err := KindOf[T](scheme.Scheme)
 	if err != nil {
 		return schema.GroupVersionResource{}, err
 	}
-	return resourceFor(gvk), nil
+	return ResourceFor(gvk), nil
 }
 
-// shape is how an informer's objects are represented.
-type shape int
+// Shape is how an informer's objects are represented.
+type Shape int
 
+// The shapes of objects.
 const (
-	typedShape shape = iota
-	dynamicShape
-	metadataShape
+	Typed    Shape = iota // a Go type of the scheme
+	Dynamic               // *unstructured.Unstructured
+	Metadata              // *metav1.PartialObjectMetadata
 )
 
-// target is what a Go type resolves to.
-type target struct {
-	shape shape
-	gvk   schema.GroupVersionKind // empty for dynamic and metadata informers
-	gvr   schema.GroupVersionResource
+// Target is what a Go type resolves to.
+type Target struct {
+	Shape Shape
+	GVK   schema.GroupVersionKind // empty for dynamic and metadata informers
+	GVR   schema.GroupVersionResource
 }
 
-// resolve finds the resource to serve T from.
-func resolve[T Object](f *Factory, resource schema.GroupVersionResource) (target, error) {
+// Resolve finds the resource to serve T from: resource, if set, and
+// otherwise the resource of T's kind in sch.
+func Resolve[T Object](sch *runtime.Scheme, resource schema.GroupVersionResource) (Target, error) {
 	switch reflect.TypeFor[T]() {
 	case reflect.TypeFor[*unstructured.Unstructured]():
 		if resource.Empty() {
-			return target{}, errors.New("a dynamic informer needs Options.Resource")
+			return Target{}, errors.New("a dynamic informer needs Options.Resource")
 		}
-		return target{shape: dynamicShape, gvr: resource}, nil
+		return Target{Shape: Dynamic, GVR: resource}, nil
 	case reflect.TypeFor[*metav1.PartialObjectMetadata]():
 		if resource.Empty() {
-			return target{}, errors.New("a metadata-only informer needs Options.Resource")
+			return Target{}, errors.New("a metadata-only informer needs Options.Resource")
 		}
-		return target{shape: metadataShape, gvr: resource}, nil
+		return Target{Shape: Metadata, GVR: resource}, nil
 	}
-	gvk, err := kindOf[T](f.scheme)
+	gvk, err := KindOf[T](sch)
 	if err != nil {
-		return target{}, err
+		return Target{}, err
 	}
 	if resource.Empty() {
-		resource = resourceFor(gvk)
+		resource = ResourceFor(gvk)
 	}
-	return target{shape: typedShape, gvk: gvk, gvr: resource}, nil
+	return Target{Shape: Typed, GVK: gvk, GVR: resource}, nil
 }

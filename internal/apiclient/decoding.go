@@ -1,11 +1,10 @@
-package informers
+package apiclient
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,34 +24,21 @@ import (
 // twice. Options.DisableDecoder turns it off; Options.SkipFields names
 // fields it never decodes.
 
-// decodeOptions are the Options that shape an informer's decoder.
-type decodeOptions struct {
-	disabled bool
-	skip     []string
+// Decoding is how an informer's objects are decoded: by the library's
+// decoder unless Disabled, skipping the fields Skip names.
+type Decoding struct {
+	Disabled bool
+	Skip     []string
 }
 
-func decodeOptionsOf[T Object](o Options[T]) decodeOptions {
-	return decodeOptions{disabled: o.DisableDecoder, skip: o.SkipFields}
-}
-
-// sortedDecodeOptions returns the decodeOptions of o with the fields to
-// skip sorted, to compare the requests of one informer.
-func sortedDecodeOptions[T Object](o Options[T]) decodeOptions {
-	d := decodeOptionsOf(o)
-	if d.skip != nil {
-		d.skip = slices.Sorted(slices.Values(d.skip))
-	}
-	return d
-}
-
-// newDecoder returns the decoder of an informer of objects of type T, or
+// NewDecoder returns the decoder of an informer of objects of type T, or
 // nil if the decoder is off or does not know T.
-func newDecoder[T Object](o decodeOptions) (*protodec.Decoder, error) {
+func NewDecoder[T Object](o Decoding) (*protodec.Decoder, error) {
 	t := reflect.TypeFor[T]()
-	if o.disabled || !protodec.Supports(t) {
+	if o.Disabled || !protodec.Supports(t) {
 		return nil, nil
 	}
-	return protodec.New(t, protodec.Options{Share: true, Skip: o.skip})
+	return protodec.New(t, protodec.Options{Share: true, Skip: o.Skip})
 }
 
 // listDecoded sends req, a list request, and decodes its response with
@@ -67,15 +53,15 @@ func listDecoded[T Object](ctx context.Context, req *rest.Request, dec *protodec
 	defer stream.Close()
 	var l List
 	err = protodec.ReadBody(stream, func(body []byte) error {
-		l, err = decodeListBody(body, dec, listKind, newT)
+		l, err = DecodeList(body, dec, listKind, newT)
 		return err
 	})
 	return l, err
 }
 
-// decodeListBody decodes body, a list response, as listDecoded does; with
+// DecodeList decodes body, a list response, as a list request does; with
 // no decoder, protobuf too goes to client-go's codecs.
-func decodeListBody[T Object](body []byte, dec *protodec.Decoder, listKind string, newT func() T) (List, error) {
+func DecodeList[T Object](body []byte, dec *protodec.Decoder, listKind string, newT func() T) (List, error) {
 	if dec != nil && protodec.IsProtobuf(body) {
 		return protodec.DecodeList(dec, body, listKind, newT)
 	}
@@ -114,7 +100,7 @@ const (
 // requests of client-go's metadata client sent through a.rest, and
 // decodes them with dec. A watch the server answers in JSON is watched
 // again through the metadata client.
-func metadataDecoded[T Object](a *apiAccess, gvr schema.GroupVersionResource, ns string, dec *protodec.Decoder) *ListWatch[T, List] {
+func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns string, dec *protodec.Decoder) *Funcs {
 	newT, _ := watchstream.NewFunc(*new(T))
 	request := func(ctx context.Context, opts metav1.ListOptions, accept string) (*rest.Request, metav1.APIResource, error) {
 		res, err := a.resource(ctx, gvr, "")
@@ -126,7 +112,7 @@ func metadataDecoded[T Object](a *apiAccess, gvr schema.GroupVersionResource, ns
 			SetHeader("Accept", accept)
 		return req, res, nil
 	}
-	lw := NewListWatch[T](
+	lw := newFuncs(
 		func(ctx context.Context, opts metav1.ListOptions) (List, error) {
 			req, _, err := request(ctx, opts, metadataListAccept)
 			if err != nil {
@@ -156,6 +142,6 @@ func metadataDecoded[T Object](a *apiAccess, gvr schema.GroupVersionResource, ns
 			}
 			return watchstream.FromStream(ctx, body, "PartialObjectMetadata", protodec.EventDecoder(dec, newT), again), nil
 		})
-	lw.decoded = true
+	lw.Decoded = true
 	return lw
 }

@@ -1,0 +1,113 @@
+package informers
+
+import (
+	"cmp"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubetyped/informers/internal/apiclient"
+	"github.com/kubetyped/informers/internal/protodec"
+	"github.com/kubetyped/informers/internal/reflector"
+)
+
+// config is an informer's configuration, resolved once from its Options
+// and, through a Factory, the factory's: selectors spelled canonically,
+// the shard merged, defaults filled in. NewInformer and a Factory both
+// resolve one and hand it to newInformer; nothing is resolved twice.
+type config[T Object] struct {
+	resource schema.GroupVersionResource
+	desc     string // resource and Go type, for errors and logs
+	name     string // for metrics
+	sel      selection
+	// namespaceKnown says sel.namespace is the informer's namespace, as
+	// through a Factory; NewInformer's namespace is its ListWatch's.
+	namespaceKnown bool
+	shard          *Shard // canonical; nil if not sharded
+	transform      TransformFunc[T]
+	indexers       map[string]IndexFunc[T]
+	resync         time.Duration
+	intern         bool
+	decoding       apiclient.Decoding // skip sorted
+	clear          func(T)            // clears the fields decoding skips; nil if none
+
+	waitForResource bool
+	onError         func(error)
+	backoff         *wait.Backoff
+	minWatchTimeout time.Duration
+	pageSize        int64
+	metrics         Metrics
+	staleness       *StalenessOptions
+	listLimiter     reflector.Limiter // a Factory's bound on concurrent lists
+}
+
+// resolveConfig resolves o, with the zero fields of its tuning taken from
+// the factory's options f (the zero FactoryOptions for NewInformer), for
+// an informer of resource, in namespace ns.
+func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.GroupVersionResource, ns string) (config[T], error) {
+	sel, err := newSelection(ns, o.LabelSelector, o.FieldSelector)
+	if err != nil {
+		return config[T]{}, err
+	}
+	c := config[T]{
+		resource:        resource,
+		desc:            describe[T](resource),
+		name:            cmp.Or(o.Name, sel.name(resource)),
+		sel:             sel,
+		transform:       o.Transform,
+		indexers:        o.Indexers,
+		resync:          cmp.Or(o.ResyncPeriod, f.ResyncPeriod),
+		intern:          o.Intern || f.Intern,
+		decoding:        apiclient.Decoding{Disabled: o.DisableDecoder || f.DisableDecoder},
+		waitForResource: o.WaitForResource,
+		onError:         o.OnError,
+		backoff:         cmp.Or(o.Backoff, f.Backoff),
+		minWatchTimeout: max(cmp.Or(o.MinWatchTimeout, f.MinWatchTimeout), reflector.DefaultMinWatchTimeout),
+		pageSize:        cmp.Or(o.PageSize, f.PageSize),
+		metrics:         cmp.Or(o.Metrics, f.Metrics),
+		staleness:       cmp.Or(o.Staleness, f.Staleness),
+	}
+	if c.onError == nil {
+		c.onError = f.OnError
+	}
+	if f.StripManagedFields {
+		c.transform = chainOptional(StripManagedFields[T](), o.Transform)
+	}
+	if o.SkipFields != nil {
+		c.decoding.Skip = slices.Sorted(slices.Values(o.SkipFields))
+		clearer, err := protodec.NewClearer(reflect.TypeFor[T](), o.SkipFields)
+		if err != nil {
+			return config[T]{}, fmt.Errorf("SkipFields: %w", err)
+		}
+		c.clear = func(obj T) { clearer.Clear(reflect.ValueOf(obj).UnsafePointer()) }
+	}
+	if o.Shard != nil {
+		if err := o.Shard.validate(); err != nil {
+			return config[T]{}, err
+		}
+		s := o.Shard.canonical()
+		c.shard = &s
+	}
+	return c, nil
+}
+
+// describe names an informer by resource and Go type, as in
+// "deployments.v1.apps (*v1.Deployment)".
+func describe[T Object](gvr schema.GroupVersionResource) string {
+	typ := reflect.TypeFor[T]().String() // names interface types too
+	if gvr.Empty() {
+		return typ
+	}
+	return fmt.Sprintf("%s (%s)", apiclient.ResourceName(gvr), typ)
+}
+
+func chainOptional[T Object](first, second TransformFunc[T]) TransformFunc[T] {
+	if second == nil {
+		return first
+	}
+	return Chain(first, second)
+}
