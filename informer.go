@@ -153,7 +153,7 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 		i.writer.clear = func(obj T) { c.Clear(reflect.ValueOf(obj).UnsafePointer()) }
 	}
 	if opts.Shard != nil {
-		if err := opts.Shard.validate(); err != nil {
+		if err := opts.Shard.Validate(); err != nil {
 			return nil, fmt.Errorf("informers: NewInformer[%T]: %w", *new(T), err)
 		}
 		i.shard = newShardState(*opts.Shard)
@@ -303,7 +303,14 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 
 	monitorDone := i.startStalenessMonitor(ctx)
 	if i.shard != nil {
-		i.runSharded(ctx, log)
+		runShards(ctx, i.shard, i.writer, func(sink reflector.Sink[T]) runner {
+			refl := i.newRefl(sink, log, i.requestFailed, i.requestSucceeded, obs)
+			i.mu.Lock()
+			i.refl = refl
+			i.mu.Unlock()
+			i.setStarted(refl)
+			return refl
+		})
 	} else {
 		refl.Run(ctx)
 	}
