@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	bf "github.com/kubetyped/informers/internal/benchfixtures"
+	"github.com/kubetyped/informers/shard"
 )
 
 // BenchmarkShardedSync measures the initial sync of one replica of four
@@ -28,21 +29,21 @@ import (
 func BenchmarkShardedSync(b *testing.B) {
 	const count, shards = 40_000, 4
 	pods := benchPods(count, false)
-	shard := informers.ShardOf(informers.ShardByUID, 0, shards)
+	mine := shard.Of(shard.ByUID, 0, shards)
 	var inShard []int
 	for i := range pods.Len() {
-		if shard.Contains(pods.Pod(i)) {
+		if mine.Contains(pods.Pod(i)) {
 			inShard = append(inShard, i)
 		}
 	}
 	variants := []struct {
 		name          string
-		shard         *informers.Shard
+		shard         *shard.Shard
 		serverFilters bool
 	}{
 		{"unsharded", nil, false},
-		{"shard=1of4/filter=server", &shard, true},
-		{"shard=1of4/filter=client", &shard, false},
+		{"shard=1of4/filter=server", &mine, true},
+		{"shard=1of4/filter=client", &mine, false},
 	}
 	for _, v := range variants {
 		b.Run(fmt.Sprintf("pods=%d/%s", count, v.name), func(b *testing.B) {
@@ -69,9 +70,9 @@ func idleWatchFunc(context.Context, metav1.ListOptions) (watch.Interface, error)
 	return idleWatch(), nil
 }
 
-func benchShardedSync(b *testing.B, lw *informers.ListWatch[*corev1.Pod, *corev1.PodList], shard *informers.Shard, want int64) {
+func benchShardedSync(b *testing.B, lw *informers.ListWatch[*corev1.Pod, *corev1.PodList], s *shard.Shard, want int64) {
 	syncOnce := func() (stop func(), peak uint64) {
-		inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Shard: shard})
+		inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Shard: s})
 		if err != nil {
 			b.Fatal(err)
 		}

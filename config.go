@@ -13,6 +13,7 @@ import (
 	"github.com/kubetyped/informers/internal/apiclient"
 	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/reflector"
+	"github.com/kubetyped/informers/shard"
 )
 
 // config is an informer's configuration, resolved once from its Options
@@ -27,7 +28,7 @@ type config[T Object] struct {
 	// namespaceKnown says sel.namespace is the informer's namespace, as
 	// through a Factory; NewInformer's namespace is its ListWatch's.
 	namespaceKnown bool
-	shard          *Shard // canonical; nil if not sharded
+	shard          *shard.Shard // canonical; nil if not sharded
 	transform      TransformFunc[T]
 	indexers       map[string]IndexFunc[T]
 	resync         time.Duration
@@ -86,10 +87,10 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 		c.clear = func(obj T) { clearer.Clear(reflect.ValueOf(obj).UnsafePointer()) }
 	}
 	if o.Shard != nil {
-		if err := o.Shard.validate(); err != nil {
+		if err := o.Shard.Validate(); err != nil {
 			return config[T]{}, err
 		}
-		s := o.Shard.canonical()
+		s := o.Shard.Canonical()
 		c.shard = &s
 	}
 	return c, nil

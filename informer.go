@@ -40,8 +40,7 @@ type SharedInformer[T Object] struct {
 	newRefl func(reflector.Sink[T], klog.Logger, func(reflector.Op, error), func(reflector.Op), reflector.Observer) runner
 	// metrics is set by Run when Options.Metrics is.
 	metrics  InformerMetrics
-	observer reflector.Observer // what passes reflectors' news to metrics
-	runStart atomic.Int64       // when Run began, in Unix nanoseconds
+	runStart atomic.Int64 // when Run began, in Unix nanoseconds
 	// started is the running reflector, read without a lock (by Stats
 	// too, which must not wait for a lock a Metrics implementation could
 	// hold).
@@ -259,9 +258,11 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 		i.metrics = i.cfg.metrics.Informer(i)
 		obs = informerObserver{i.metrics}
 	}
-	i.observer = obs
-	refl := i.newRefl(i.writer, log, i.requestFailed, i.requestSucceeded, obs)
-	i.setStarted(refl)
+	var refl runner
+	if i.shard == nil { // a sharded informer makes one per shard
+		refl = i.newRefl(i.writer, log, i.requestFailed, i.requestSucceeded, obs)
+		i.setStarted(refl)
+	}
 	for _, l := range *i.writer.handlers.Load() {
 		i.startListener(l)
 	}
@@ -269,7 +270,11 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 
 	monitorDone := i.startStalenessMonitor(ctx)
 	if i.shard != nil {
-		i.runSharded(ctx, log)
+		runShards(ctx, i.shard, i.writer, func(sink reflector.Sink[T]) runner {
+			refl := i.newRefl(sink, log, i.requestFailed, i.requestSucceeded, obs)
+			i.setStarted(refl)
+			return refl
+		})
 	} else {
 		refl.Run(ctx)
 	}

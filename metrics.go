@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubetyped/informers/internal/reflector"
+	"github.com/kubetyped/informers/shard"
 )
 
 // Metrics is the hook through which informers and handlers report what
@@ -111,8 +112,8 @@ type InformerStats struct {
 	Staleness Staleness
 	// Shard is the shard of a sharded informer (Options.Shard), with
 	// whether the server or the client filters it; its Filter is
-	// ShardFilterNone for an informer that is not sharded.
-	Shard ShardStatus
+	// shard.FilterNone for an informer that is not sharded.
+	Shard shard.Status
 }
 
 // informerObserver passes what a reflector does on to InformerMetrics.

@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubetyped/informers/shard"
 )
 
 // Options configures one informer, the same way for both entry points:
@@ -90,12 +92,12 @@ type Options[T Object] struct {
 	// ranges: the informer sends the shard selector on every list and
 	// watch, and filters on the client too, with the same hash, since a
 	// server without the ShardedListAndWatch feature gate ignores it; see
-	// ShardStatus for which filter is in effect. A sharded informer lists
-	// rather than streams its initial state (list responses tell whether
-	// the server filtered) and can be re-scoped with SetShardRanges. A
-	// Shard with no ranges caches nothing. Through a Factory, the shard
-	// as first given tells informers apart.
-	Shard *Shard
+	// SharedInformer.Shard for which filter is in effect. A sharded
+	// informer lists rather than streams its initial state (list responses
+	// tell whether the server filtered) and can be re-scoped with
+	// SetShardRanges. A Shard with no ranges caches nothing. Through a
+	// Factory, the shard as first given tells informers apart.
+	Shard *shard.Shard
 
 	// OnError, if set, receives every error the informer meets: failed
 	// requests (*ListWatchError), panicking handlers (*HandlerPanicError),

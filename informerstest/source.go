@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/shard"
 )
 
 // Source is an in-memory API for objects of type T listed as L. It is safe
@@ -96,7 +97,7 @@ type watchFilter struct {
 	ns    string
 	label labels.Selector
 	field fields.Selector
-	shard *informers.Shard
+	shard *shard.Shard
 }
 
 // NewSource returns an empty source. resource names it in the errors it
@@ -471,11 +472,11 @@ func (s *Source[T, L]) filter(ns string, opts metav1.ListOptions) (watchFilter, 
 	if err != nil || opts.ShardSelector == "" || s.ignoreShards {
 		return f, err
 	}
-	shard, err := informers.ParseShardSelector(opts.ShardSelector)
+	sh, err := shard.Parse(opts.ShardSelector)
 	if err != nil {
 		return f, apierrors.NewBadRequest(err.Error())
 	}
-	f.shard = &shard
+	f.shard = &sh
 	return f, nil
 }
 

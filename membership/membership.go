@@ -6,7 +6,7 @@
 // assignment changes.
 //
 //	m, err := membership.New(membership.Config{Client: cs, Namespace: "kube-system", Group: "podcount", Identity: hostname})
-//	pods := informers.InformerWith(factory, informers.Options[*corev1.Pod]{Shard: &informers.Shard{}}) // no ranges until assigned
+//	pods := informers.InformerWith(factory, informers.Options[*corev1.Pod]{Shard: &shard.Shard{}}) // no ranges until assigned
 //	m.Follow(pods)
 //	factory.Start(ctx)
 //	go m.Run(ctx)
@@ -58,6 +58,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/shard"
 )
 
 // GroupLabel is the label of a group's Leases; its value is the group.
@@ -92,7 +93,7 @@ type Assignment struct {
 	Members []string
 	// Ranges are this replica's hash ranges: none while it is not a live
 	// member itself.
-	Ranges []informers.HashRange
+	Ranges []shard.Range
 }
 
 // Equal reports whether a and b are the same assignment.
@@ -103,19 +104,19 @@ func (a Assignment) Equal(b Assignment) bool {
 // Assign returns the ranges of member identity among members by the
 // package's rule: the members sorted, the hash space split evenly in that
 // order. It returns nil if identity is not among members.
-func Assign(members []string, identity string) []informers.HashRange {
+func Assign(members []string, identity string) []shard.Range {
 	sorted := slices.Sorted(slices.Values(slices.Compact(slices.Sorted(slices.Values(members)))))
 	i := slices.Index(sorted, identity)
 	if i < 0 {
 		return nil
 	}
-	return informers.SplitHashSpace(len(sorted))[i : i+1]
+	return shard.Split(len(sorted))[i : i+1]
 }
 
 // Shardable is what a Member re-scopes: a *informers.SharedInformer[T]
 // made with Options.Shard.
 type Shardable interface {
-	SetShardRanges(ctx context.Context, ranges ...informers.HashRange) error
+	SetShardRanges(ctx context.Context, ranges ...shard.Range) error
 }
 
 // Member is one replica of a group. The zero value is not usable; call New.

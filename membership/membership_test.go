@@ -7,21 +7,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/membership"
+	"github.com/kubetyped/informers/shard"
 )
 
 func TestAssign(t *testing.T) {
-	thirds := informers.SplitHashSpace(3)
+	thirds := shard.Split(3)
 	tests := []struct {
 		members  []string
 		identity string
-		want     []informers.HashRange
+		want     []shard.Range
 	}{
 		{[]string{"b", "a", "c"}, "a", thirds[0:1]},
 		{[]string{"c", "b", "a"}, "b", thirds[1:2]},
 		{[]string{"a", "b", "c", "b"}, "c", thirds[2:3]},
-		{[]string{"a"}, "a", []informers.HashRange{{}}},
+		{[]string{"a"}, "a", []shard.Range{{}}},
 		{[]string{"a", "b"}, "z", nil},
 		{nil, "a", nil},
 	}

@@ -6,7 +6,7 @@ import (
 
 	prom "github.com/prometheus/client_golang/prometheus"
 
-	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/shard"
 )
 
 // gauges collects the gauges of the recorded informers and handlers,
@@ -61,7 +61,7 @@ func (g gauges) Collect(ch chan<- prom.Metric) {
 		if !st.LastEvent.IsZero() {
 			gauge(lastEventDesc, time.Since(st.LastEvent).Seconds())
 		}
-		if st.Shard.Filter != informers.ShardFilterNone {
+		if st.Shard.Filter != shard.FilterNone {
 			ch <- prom.MustNewConstMetric(shardDesc, prom.GaugeValue, 1, append(r.labels[:4:4], st.Shard.Filter.String())...)
 			ch <- prom.MustNewConstMetric(droppedDesc, prom.CounterValue, float64(st.Shard.Dropped), r.labels...)
 		}

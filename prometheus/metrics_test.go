@@ -19,6 +19,7 @@ import (
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/informerstest"
 	informersprom "github.com/kubetyped/informers/prometheus"
+	"github.com/kubetyped/informers/shard"
 )
 
 var fastBackoff = &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30}
@@ -163,10 +164,10 @@ func TestMetricsNamesTwoInformersApart(t *testing.T) {
 	assert.ElementsMatch(t, []string{"same", "same #2"}, got)
 }
 
-// TestShardFilterGauge reports where a sharded informer's shard is
-// filtered, and what the client dropped, with a source that ignores shard
-// selectors as a server without the gate does.
-func TestShardFilterGauge(t *testing.T) {
+// TestShardGauges reports where a sharded informer's shard is filtered,
+// and what the client dropped, with a source that ignores shard selectors
+// as a server without the gate does.
+func TestShardGauges(t *testing.T) {
 	src := informerstest.NewSource[*corev1.Pod, *corev1.PodList](corev1.Resource("pods"))
 	src.IgnoreShardSelectors(true)
 	for _, name := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
@@ -178,8 +179,8 @@ func TestShardFilterGauge(t *testing.T) {
 	reg := prom.NewRegistry()
 	m, err := informersprom.New(reg)
 	require.NoError(t, err)
-	shard := informers.ShardOf(informers.ShardByUID, 0, 2)
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Metrics: m, Shard: &shard})
+	half := shard.Of(shard.ByUID, 0, 2)
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Metrics: m, Shard: &half})
 	require.NoError(t, err)
 	runSynced(t, inf)
 	url := serve(t, reg, informers.ReadyCheck(inf))

@@ -37,6 +37,7 @@ import (
 	"github.com/kubetyped/informers/examples/internal/cluster"
 	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/membership"
+	"github.com/kubetyped/informers/shard"
 )
 
 type options struct {
@@ -125,7 +126,7 @@ func (r *replica) run(ctx context.Context, cfg *rest.Config, ns string, leaseDur
 	}
 	factory := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: ns})
 	// No ranges until the group assigns some.
-	configMaps := informers.InformerWith(factory, informers.Options[*corev1.ConfigMap]{Shard: &informers.Shard{}})
+	configMaps := informers.InformerWith(factory, informers.Options[*corev1.ConfigMap]{Shard: &shard.Shard{}})
 	changed := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -170,10 +171,10 @@ func (r *replica) run(ctx context.Context, cfg *rest.Config, ns string, leaseDur
 		case <-changed:
 		}
 		n := configMaps.Lister().Len()
-		if a := member.Assignment(); n != last && configMaps.ShardStatus().Synced {
+		if a := member.Assignment(); n != last && configMaps.Shard().Synced {
 			last = n
 			r.log.Printf("%s owns %d config maps (members %v, ranges %v, shard filter: %s)",
-				r.name, n, a.Members, a.Ranges, configMaps.ShardStatus().Filter)
+				r.name, n, a.Members, a.Ranges, configMaps.Shard().Filter)
 		}
 		select { // print at most every 200ms
 		case <-ctx.Done():

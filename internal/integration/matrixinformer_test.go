@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/shard"
 )
 
 // transformedAnnotation marks the objects that the matrix's transform
@@ -30,7 +31,7 @@ type matrixInformer struct {
 	combo
 	faults *faults
 	inf    *informers.SharedInformer[*corev1.ConfigMap]
-	shard  *informers.Shard // of a sharded informer
+	shard  *shard.Shard // of a sharded informer
 	// handlers are a handler without MergeByKey and one with it.
 	handlers [2]*tracker[*corev1.ConfigMap]
 	regs     [2]*informers.Registration[*corev1.ConfigMap]
@@ -60,8 +61,8 @@ func startMatrixInformer(t *testing.T, env *testenv.Env, ns string, c combo, i i
 	case internedInformer:
 		opts.Intern = true
 	case shardedInformer:
-		shard := informers.ShardOf(informers.ShardByUID, i%2, 2)
-		m.shard, opts.Shard = &shard, &shard
+		half := shard.Of(shard.ByUID, i%2, 2)
+		m.shard, opts.Shard = &half, &half
 	}
 	m.inf = informers.InformerWith(f, opts)
 	for j, merge := range []bool{false, true} {
@@ -100,7 +101,7 @@ func (m *matrixInformer) waitForSync(t *testing.T, ctx context.Context) {
 	// responses say whether the server filtered.
 	require.Equal(t, m.watchList && m.kind != shardedInformer, m.inf.UsesWatchList(), "%s streams its initial state", m)
 	if m.shard != nil {
-		require.Equal(t, informers.ShardFilterServer, m.inf.ShardStatus().Filter, "%s: the server filters shards", m)
+		require.Equal(t, shard.FilterServer, m.inf.Shard().Filter, "%s: the server filters shards", m)
 	}
 }
 

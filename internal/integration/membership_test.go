@@ -21,6 +21,7 @@ import (
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/membership"
+	"github.com/kubetyped/informers/shard"
 )
 
 // leaseCut fails a replica's writes of Leases when cut: its renewals stop,
@@ -83,7 +84,7 @@ func TestMembershipTakeover(t *testing.T) {
 		})
 		require.NoError(t, err)
 		r.inf, err = informers.NewInformer(informers.FromClient[*corev1.ConfigMap](rcs.CoreV1().ConfigMaps(ns)),
-			informers.Options[*corev1.ConfigMap]{Shard: &informers.Shard{}})
+			informers.Options[*corev1.ConfigMap]{Shard: &shard.Shard{}})
 		require.NoError(t, err)
 		_, err = r.inf.AddHandler(r.owned)
 		require.NoError(t, err)

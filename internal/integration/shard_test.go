@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/shard"
 )
 
 // shardGate is the kube-apiserver feature gate of sharded list and watch.
@@ -22,7 +23,7 @@ const shardGate = "ShardedListAndWatch"
 
 // The server's shard selector and the client's hash agree bit for bit:
 // each quarter of the hash space, by UID and by namespace, lists exactly
-// the objects HashOf puts there.
+// the objects shard.Hash puts there.
 func TestShardHashMatchesServer(t *testing.T) {
 	env := testenv.New(t, testenv.Options{FeatureGates: map[string]bool{shardGate: true}})
 	cs := clientset(t, env.Config())
@@ -37,16 +38,16 @@ func TestShardHashMatchesServer(t *testing.T) {
 	}
 	all, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
-	for _, field := range []informers.ShardField{informers.ShardByUID, informers.ShardByNamespace} {
+	for _, field := range []shard.Field{shard.ByUID, shard.ByNamespace} {
 		total := 0
 		for i := range 4 {
-			shard := informers.ShardOf(field, i, 4)
-			got, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{ShardSelector: shard.Selector()})
+			quarter := shard.Of(field, i, 4)
+			got, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{ShardSelector: quarter.Selector()})
 			require.NoError(t, err)
 			require.NotNil(t, got.ShardInfo, "the gate is on")
 			var want []types.UID
 			for _, cm := range all.Items {
-				if shard.Contains(&cm) {
+				if quarter.Contains(&cm) {
 					want = append(want, cm.UID)
 				}
 			}
@@ -70,16 +71,16 @@ func uids(cms []corev1.ConfigMap) []types.UID {
 // each object once, through creates, deletes and delete-recreate churn.
 func TestShardsServerFiltered(t *testing.T) {
 	env := testenv.New(t, testenv.Options{FeatureGates: map[string]bool{shardGate: true}})
-	testShards(t, env, informers.ShardFilterServer)
+	testShards(t, env, shard.FilterServer)
 }
 
 // With the gate off (the default), the server sends everything and the
 // client filter gives the same sets.
 func TestShardsClientFiltered(t *testing.T) {
-	testShards(t, testenv.Shared(t), informers.ShardFilterClient)
+	testShards(t, testenv.Shared(t), shard.FilterClient)
 }
 
-func testShards(t *testing.T, env *testenv.Env, filter informers.ShardFilter) {
+func testShards(t *testing.T, env *testenv.Env, filter shard.Filter) {
 	noLeaks(t)
 	cs := clientset(t, env.Config())
 	ns := namespace(t, cs)
@@ -101,8 +102,8 @@ func testShards(t *testing.T, env *testenv.Env, filter informers.ShardFilter) {
 	var rs []replica
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: ns, Backoff: fastBackoff})
 	for i := range replicas {
-		shard := informers.ShardOf(informers.ShardByUID, i, replicas)
-		inf := informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{Shard: &shard})
+		mine := shard.Of(shard.ByUID, i, replicas)
+		inf := informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{Shard: &mine})
 		owned := newOwnedSet()
 		_, err := inf.AddHandler(owned)
 		require.NoError(t, err)
@@ -175,10 +176,10 @@ func testShards(t *testing.T, env *testenv.Env, filter informers.ShardFilter) {
 
 	var received uint64
 	for i, r := range rs {
-		st := r.inf.ShardStatus()
+		st := r.inf.Shard()
 		assert.Equal(t, filter, st.Filter, "shard %d", i)
 		received += st.Received
-		if filter == informers.ShardFilterServer {
+		if filter == shard.FilterServer {
 			assert.Zero(t, st.Dropped, "shard %d: the server sent only the shard", i)
 		} else {
 			assert.GreaterOrEqual(t, st.Received, uint64(count), "shard %d: the server sent everything", i)
@@ -186,7 +187,7 @@ func testShards(t *testing.T, env *testenv.Env, filter informers.ShardFilter) {
 		}
 		t.Logf("shard %d: filter %s, holds %d, received %d, dropped %d", i, st.Filter, r.inf.Lister().Len(), st.Received, st.Dropped)
 	}
-	if filter == informers.ShardFilterServer {
+	if filter == shard.FilterServer {
 		// 3 000 listed once, plus the churn's 1 500 events, across shards.
 		assert.Less(t, received, uint64(count+2000), "the replicas together received each object about once")
 	}

@@ -3,8 +3,6 @@ package informers_test
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -14,104 +12,23 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	apisharding "k8s.io/apimachinery/pkg/sharding"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/informerstest"
+	"github.com/kubetyped/informers/shard"
 )
-
-// HashOf is the hash of apimachinery's shard selectors, which the API
-// server evaluates: FNV-1a 64 over the field's bytes.
-func TestHashOfMatchesAPIMachinery(t *testing.T) {
-	for _, v := range []string{"", "a", "default", "0a6c4e5e-1f0b-4c1e-9c53-3f1c1c7a1b2d", "ünïcödé", strings.Repeat("x", 300)} {
-		obj := &metav1.ObjectMeta{UID: types.UID(v), Namespace: v}
-		want := fnv.New64a()
-		want.Write([]byte(v))
-		for _, field := range []informers.ShardField{informers.ShardByUID, informers.ShardByNamespace} {
-			got := informers.HashOf(field, obj)
-			assert.Equal(t, want.Sum64(), got, "%s of %q", field, v)
-			assert.Equal(t, apisharding.HashField(v), fmt.Sprintf("%016x", got), "%s of %q", field, v)
-		}
-	}
-}
-
-func TestSplitHashSpace(t *testing.T) {
-	for n := 1; n <= 7; n++ {
-		rs := informers.SplitHashSpace(n)
-		require.Len(t, rs, n)
-		assert.Zero(t, rs[0].Start, "n=%d starts at 0", n)
-		assert.Zero(t, rs[n-1].End, "n=%d ends at 2^64", n)
-		for i := 1; i < n; i++ {
-			assert.Equal(t, rs[i-1].End, rs[i].Start, "n=%d: ranges adjoin", n)
-			// Each range is within one of 2^64/n.
-			size := rs[i].Start - rs[i-1].Start
-			assert.InDelta(t, math.Exp2(64)/float64(n), float64(size), 2, "n=%d", n)
-		}
-	}
-	assert.Nil(t, informers.SplitHashSpace(0))
-	assert.Equal(t, []informers.HashRange{{}}, informers.SplitHashSpace(1), "one range: the whole space")
-}
-
-func TestShardSelector(t *testing.T) {
-	const half, quarter = 1 << 63, 1 << 62
-	tests := []struct {
-		name  string
-		shard informers.Shard
-		want  string
-	}{
-		{"whole space", informers.Shard{Ranges: []informers.HashRange{{}}},
-			"shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')"},
-		{"lower half", informers.ShardOf(informers.ShardByUID, 0, 2),
-			"shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"},
-		{"upper half by namespace", informers.ShardOf(informers.ShardByNamespace, 1, 2),
-			"shardRange(object.metadata.namespace, '0x8000000000000000', '0x10000000000000000')"},
-		{"adjacent ranges merge", informers.Shard{Ranges: []informers.HashRange{{Start: quarter, End: half}, {Start: 0, End: quarter}}},
-			"shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"},
-		{"overlapping ranges merge, others sorted", informers.Shard{Ranges: []informers.HashRange{
-			{Start: half + quarter, End: 0}, {Start: 0, End: half}, {Start: 1, End: 2}}},
-			"shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000') || " +
-				"shardRange(object.metadata.uid, '0xc000000000000000', '0x10000000000000000')"},
-		{"no ranges", informers.Shard{}, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, tt.shard.Selector())
-			if tt.want == "" {
-				return
-			}
-			parsed, err := informers.ParseShardSelector(tt.want)
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, parsed.Selector(), "round trip")
-		})
-	}
-}
-
-func TestParseShardSelectorRejects(t *testing.T) {
-	for _, sel := range []string{
-		"",
-		"shardRange(object.metadata.uid, '0x0', '0x8000000000000000')", // the server wants 16 digits
-		"shardRange(object.metadata.name, '0x0000000000000000', '0x8000000000000000')",
-		"shardRange(object.metadata.uid, '0x8000000000000000', '0x0000000000000000')",
-		"shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000') || shardRange(object.metadata.namespace, '0x8000000000000000', '0x10000000000000000')",
-		"shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000') && true",
-	} {
-		_, err := informers.ParseShardSelector(sel)
-		assert.Error(t, err, "%q", sel)
-	}
-}
 
 func TestShardOptionErrors(t *testing.T) {
 	lw := newPodSource().ListWatch("")
-	_, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Shard: &informers.Shard{Field: "metadata.name"}})
+	_, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Shard: &shard.Shard{Field: "metadata.name"}})
 	assert.ErrorContains(t, err, "shard field")
-	_, err = informers.NewInformer(lw, informers.Options[*corev1.Pod]{Shard: &informers.Shard{Ranges: []informers.HashRange{{Start: 5, End: 5}}}})
+	_, err = informers.NewInformer(lw, informers.Options[*corev1.Pod]{Shard: &shard.Shard{Ranges: []shard.Range{{Start: 5, End: 5}}}})
 	assert.ErrorContains(t, err, "empty")
 
 	plain, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{})
 	require.NoError(t, err)
-	assert.Equal(t, informers.ShardFilterNone, plain.ShardStatus().Filter)
+	assert.Equal(t, shard.FilterNone, plain.Shard().Filter)
 	assert.ErrorContains(t, plain.SetShardRanges(context.Background()), "without Options.Shard")
 }
 
@@ -137,8 +54,8 @@ func TestShardsPartitionObjects(t *testing.T) {
 			all := shardPods(t, src, 300)
 			owner := map[string]int{}
 			for i := range 3 {
-				shard := informers.ShardOf(informers.ShardByUID, i, 3)
-				inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &shard, Backoff: fastBackoff})
+				mine := shard.Of(shard.ByUID, i, 3)
+				inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &mine, Backoff: fastBackoff})
 				require.NoError(t, err)
 				run(t, inf)
 				waitSynced(t, inf)
@@ -146,16 +63,16 @@ func TestShardsPartitionObjects(t *testing.T) {
 					prev, dup := owner[string(p.UID)]
 					assert.False(t, dup, "%s in shards %d and %d", key(p), prev, i)
 					owner[string(p.UID)] = i
-					assert.True(t, shard.Contains(p))
+					assert.True(t, mine.Contains(p))
 				}
-				st := inf.ShardStatus()
+				st := inf.Shard()
 				assert.True(t, st.Synced)
 				if serverFilters {
-					assert.Equal(t, informers.ShardFilterServer, st.Filter)
+					assert.Equal(t, shard.FilterServer, st.Filter)
 					assert.Zero(t, st.Dropped)
 					assert.Equal(t, uint64(inf.Lister().Len()), st.Received)
 				} else {
-					assert.Equal(t, informers.ShardFilterClient, st.Filter)
+					assert.Equal(t, shard.FilterClient, st.Filter)
 					assert.Equal(t, uint64(len(all)), st.Received)
 					assert.Equal(t, uint64(len(all)-inf.Lister().Len()), st.Dropped)
 				}
@@ -173,12 +90,12 @@ func TestSetShardRanges(t *testing.T) {
 			src := newPodSource()
 			src.IgnoreShardSelectors(!serverFilters)
 			all := shardPods(t, src, 200)
-			quarters := informers.SplitHashSpace(4)
-			shard := informers.Shard{Ranges: quarters[0:2]}
-			inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &shard, Backoff: fastBackoff})
+			quarters := shard.Split(4)
+			prev := shard.Shard{Ranges: quarters[0:2]}
+			inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &prev, Backoff: fastBackoff})
 			before := len(rec.get())
 
-			next := informers.Shard{Ranges: quarters[1:3]}
+			next := shard.Shard{Ranges: quarters[1:3]}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			require.NoError(t, inf.SetShardRanges(ctx, quarters[1:3]...))
@@ -186,7 +103,7 @@ func TestSetShardRanges(t *testing.T) {
 			var want []string
 			var entering, leaving int
 			for _, p := range all {
-				switch in, was := next.Contains(p), shard.Contains(p); {
+				switch in, was := next.Contains(p), prev.Contains(p); {
 				case in && !was:
 					entering++
 					want = append(want, "add "+key(p))
@@ -204,7 +121,7 @@ func TestSetShardRanges(t *testing.T) {
 			assert.False(t, slices.ContainsFunc(got[lastAdd:], func(e string) bool { return strings.HasPrefix(e, "add") }),
 				"every add comes before the first delete: %v", got)
 			assert.Equal(t, names(filter(all, next.Contains)), names(inf.Lister().List(nil)))
-			assert.Equal(t, next.Selector(), inf.ShardStatus().Shard.Selector())
+			assert.Equal(t, next.Selector(), inf.Shard().Shard.Selector())
 
 			// Changes after the re-scope are followed in the new shard only.
 			var in, out *corev1.Pod
@@ -227,8 +144,8 @@ func TestSetShardRanges(t *testing.T) {
 			// No ranges: everything leaves; the whole space: everything enters.
 			require.NoError(t, inf.SetShardRanges(ctx))
 			assert.Zero(t, inf.Lister().Len())
-			assert.True(t, inf.ShardStatus().Synced)
-			require.NoError(t, inf.SetShardRanges(ctx, informers.HashRange{}))
+			assert.True(t, inf.Shard().Synced)
+			require.NoError(t, inf.SetShardRanges(ctx, shard.Range{}))
 			assert.Equal(t, len(all)+2, inf.Lister().Len())
 		})
 	}
@@ -249,10 +166,10 @@ func TestFactoryShardKey(t *testing.T) {
 	cluster := informerstest.NewCluster()
 	informerstest.Serve(cluster, corev1.SchemeGroupVersion.WithResource("pods"), newPodSource())
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: cluster})
-	a, b := informers.ShardOf(informers.ShardByUID, 0, 2), informers.ShardOf(informers.ShardByUID, 1, 2)
+	a, b := shard.Of(shard.ByUID, 0, 2), shard.Of(shard.ByUID, 1, 2)
 	sa := informers.InformerWith(f, informers.Options[*corev1.Pod]{Shard: &a})
 	sb := informers.InformerWith(f, informers.Options[*corev1.Pod]{Shard: &b})
-	same := informers.InformerWith(f, informers.Options[*corev1.Pod]{Shard: &informers.Shard{Ranges: slices.Clone(a.Ranges)}})
+	same := informers.InformerWith(f, informers.Options[*corev1.Pod]{Shard: &shard.Shard{Ranges: slices.Clone(a.Ranges)}})
 	plain := informers.Informer[*corev1.Pod](f)
 	assert.NotSame(t, sa, sb)
 	assert.Same(t, sa, same)

@@ -12,58 +12,70 @@ import (
 	"github.com/kubetyped/informers/internal/dispatch"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/store"
+	"github.com/kubetyped/informers/shard"
 )
 
-// ShardFilter says where a sharded informer's shard is filtered: on the
-// server, which sends only the shard, or on the client, which receives
-// everything and drops what is outside the shard. A server without the
-// ShardedListAndWatch feature gate ignores shard selectors silently.
-type ShardFilter uint8
+// Shard reports the informer's shard and where it is filtered; the zero
+// shard.Status (shard.FilterNone) if the informer is not sharded.
+func (i *SharedInformer[T]) Shard() shard.Status { return i.shard.status() }
 
-// Where the shard is filtered.
-const (
-	// ShardFilterNone: the informer is not sharded.
-	ShardFilterNone ShardFilter = iota
-	// ShardFilterUnknown: no list response has told yet.
-	ShardFilterUnknown
-	// ShardFilterServer: the last list response echoed the shard selector
-	// and no object outside the shard arrived since.
-	ShardFilterServer
-	// ShardFilterClient: the server ignores the shard selector; the
-	// informer drops what is outside its shard.
-	ShardFilterClient
-)
-
-// String returns "none", "unknown", "server" or "client".
-func (f ShardFilter) String() string {
-	switch f {
-	case ShardFilterUnknown:
-		return "unknown"
-	case ShardFilterServer:
-		return "server"
-	case ShardFilterClient:
-		return "client"
+// SetShardRanges re-scopes a sharded informer to ranges of the same field.
+// The informer lists the new shard from the version it is at, and watches
+// it: handlers see objects entering the shard as adds, and objects
+// leaving it as deletes with Deleted.LeftShard set, once the new shard's
+// list is complete, so that what is gained is cached before what is lost
+// is dropped. The cache stays synced throughout.
+//
+// It returns once the informer holds the new shard, or at once if the
+// informer has not started (it will start with the new shard). It fails
+// if the informer was made without Options.Shard, has stopped, or ctx
+// ends first; the informer keeps going to the new shard all the same.
+func (i *SharedInformer[T]) SetShardRanges(ctx context.Context, ranges ...shard.Range) error {
+	if i.failed != nil {
+		return i.failed
 	}
-	return "none"
+	st := i.shard
+	if st == nil {
+		return errorf("%s: SetShardRanges on an informer made without Options.Shard", i.cfg.desc)
+	}
+	cur, _ := st.current()
+	next := shard.Shard{Field: cur.Field, Ranges: ranges}
+	if err := next.Validate(); err != nil {
+		return errorf("%s: SetShardRanges: %w", i.cfg.desc, err)
+	}
+	next = next.Canonical()
+	i.mu.Lock()
+	state := i.state
+	i.mu.Unlock()
+	if state == stopped {
+		return errorf("%s: SetShardRanges: %w", i.cfg.desc, ErrStopped)
+	}
+	synced := st.set(next)
+	if state == notStarted {
+		return nil
+	}
+	select {
+	case <-synced:
+		return nil
+	case <-i.stopped:
+		return errorf("%s: SetShardRanges: %w", i.cfg.desc, ErrStopped)
+	case <-ctx.Done():
+		return errorf("%s: shard %s not synced: %w", i.cfg.desc, next, ctx.Err())
+	}
 }
 
-// ShardStatus is what a sharded informer reports of its shard.
-type ShardStatus struct {
-	// Shard is the informer's shard, as last set, ranges merged.
-	Shard Shard
-	// Filter says whether the server or the client filters the shard.
-	Filter ShardFilter
-	// Synced is true once the informer holds all of Shard: a list of it
-	// is complete and a watch of it is open.
-	Synced bool
-	// Received counts the objects the server sent, as list items and
-	// watch events; Dropped counts those outside the shard, which the
-	// client filter dropped. With the server filtering, Dropped stays 0.
-	Received, Dropped uint64
+// shardKey tells informers of different shards apart in a Factory.
+func shardKey(s *shard.Shard) string {
+	if s == nil {
+		return ""
+	}
+	c := s.Canonical()
+	return string(c.Field) + "|" + c.Selector()
 }
 
 // shardState is the shard of a sharded informer and what it has learned
-// of the server's filtering.
+// of the server's filtering. Its methods that a plain informer calls too
+// take a nil *shardState as "not sharded".
 type shardState struct {
 	// wire is the selector the running reflector sends; it changes only
 	// between reflectors, so that requests and the client filter agree.
@@ -72,35 +84,36 @@ type shardState struct {
 	changed           chan struct{} // signalled when the shard is set
 
 	mu        sync.Mutex
-	shard     Shard // canonical
+	shard     shard.Shard // canonical
 	gen       uint64
 	syncedGen uint64        // the generation whose shard has synced; 0 if none
 	syncCh    chan struct{} // closed once generation gen syncs
-	filter    ShardFilter
+	filter    shard.Filter
 	resume    string // the version the next reflector resumes from
 	log       klog.Logger
 }
 
-func newShardState(s Shard) *shardState {
+func newShardState(s shard.Shard) *shardState {
 	return &shardState{
 		changed: make(chan struct{}, 1),
-		shard:   s.canonical(),
+		shard:   s.Canonical(),
 		gen:     1,
 		syncCh:  make(chan struct{}),
-		filter:  ShardFilterUnknown,
+		filter:  shard.FilterUnknown,
 		log:     klog.Background(),
 	}
 }
 
 // current returns the shard and its generation.
-func (st *shardState) current() (Shard, uint64) {
+func (st *shardState) current() (shard.Shard, uint64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.shard, st.gen
 }
 
-// set makes s the shard and returns a channel closed once it has synced.
-func (st *shardState) set(s Shard) <-chan struct{} {
+// set makes s, canonical, the shard and returns a channel closed once it
+// has synced.
+func (st *shardState) set(s shard.Shard) <-chan struct{} {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if slices.Equal(s.Ranges, st.shard.Ranges) {
@@ -129,7 +142,7 @@ func (st *shardState) scopeSynced(gen uint64) {
 }
 
 // observe records where the shard is filtered, and logs when that changes.
-func (st *shardState) observe(f ShardFilter, why string) {
+func (st *shardState) observe(f shard.Filter, why string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.filter == f {
@@ -139,14 +152,14 @@ func (st *shardState) observe(f ShardFilter, why string) {
 	st.log.Info("Shard filtered on the "+f.String(), "shard", st.shard.String(), "reason", why)
 }
 
-func (st *shardState) status() ShardStatus {
+func (st *shardState) status() shard.Status {
 	if st == nil {
-		return ShardStatus{}
+		return shard.Status{}
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return ShardStatus{
-		Shard:    Shard{Field: st.shard.Field, Ranges: slices.Clone(st.shard.Ranges)},
+	return shard.Status{
+		Shard:    shard.Shard{Field: st.shard.Field, Ranges: slices.Clone(st.shard.Ranges)},
 		Filter:   st.filter,
 		Synced:   st.syncedGen == st.gen,
 		Received: st.received.Load(),
@@ -196,79 +209,31 @@ func observeShardLists[L List](st *shardState, list func(context.Context, metav1
 		}
 		if sl, ok := any(l).(metav1.ShardedListInterface); ok {
 			if sl.GetShardInfo() != nil {
-				st.observe(ShardFilterServer, "the list response echoes the shard selector")
+				st.observe(shard.FilterServer, "the list response echoes the shard selector")
 			} else {
-				st.observe(ShardFilterClient, "the list response has no shardInfo: the server ignores shard selectors")
+				st.observe(shard.FilterClient, "the list response has no shardInfo: the server ignores shard selectors")
 			}
 		}
 		return l, nil
 	}
 }
 
-// ShardStatus reports the informer's shard and where it is filtered; the
-// zero ShardStatus (ShardFilterNone) if the informer is not sharded.
-func (i *SharedInformer[T]) ShardStatus() ShardStatus { return i.shard.status() }
-
-// SetShardRanges re-scopes a sharded informer to ranges of the same field.
-// The informer lists the new shard from the version it is at, and watches
-// it: handlers see objects entering the shard as adds, and objects
-// leaving it as deletes with Deleted.LeftShard set, once the new shard's
-// list is complete, so that what is gained is cached before what is lost
-// is dropped. The cache stays synced throughout.
-//
-// It returns once the informer holds the new shard, or at once if the
-// informer has not started (it will start with the new shard). It fails
-// if the informer was made without Options.Shard, has stopped, or ctx
-// ends first; the informer keeps going to the new shard all the same.
-func (i *SharedInformer[T]) SetShardRanges(ctx context.Context, ranges ...HashRange) error {
-	if i.failed != nil {
-		return i.failed
-	}
-	st := i.shard
-	if st == nil {
-		return errorf("%s: SetShardRanges on an informer made without Options.Shard", i.cfg.desc)
-	}
-	cur, _ := st.current()
-	next := Shard{Field: cur.Field, Ranges: ranges}
-	if err := next.validate(); err != nil {
-		return errorf("%s: SetShardRanges: %w", i.cfg.desc, err)
-	}
-	i.mu.Lock()
-	state := i.state
-	i.mu.Unlock()
-	if state == stopped {
-		return errorf("%s: SetShardRanges: %w", i.cfg.desc, ErrStopped)
-	}
-	synced := st.set(next.canonical())
-	if state == notStarted {
-		return nil
-	}
-	select {
-	case <-synced:
-		return nil
-	case <-i.stopped:
-		return errorf("%s: SetShardRanges: %w", i.cfg.desc, ErrStopped)
-	case <-ctx.Done():
-		return errorf("%s: shard %s not synced: %w", i.cfg.desc, next.canonical(), ctx.Err())
-	}
-}
-
-// runSharded runs one reflector per shard the informer is given, in turn:
+// runShards runs one reflector per shard st is given, in turn, feeding w:
 // when the shard changes, the running reflector stops and the next one
-// resumes from its version with the new shard's selector.
-func (i *SharedInformer[T]) runSharded(ctx context.Context, log klog.Logger) {
-	st := i.shard
+// resumes from its version with the new shard's selector. start makes and
+// publishes the reflector of a sink.
+func runShards[T Object](ctx context.Context, st *shardState, w *writer[T], start func(reflector.Sink[T]) runner) {
 	st.mu.Lock()
-	st.log = log
+	st.log = klog.FromContext(ctx)
 	st.mu.Unlock()
 	for ctx.Err() == nil {
 		select {
 		case <-st.changed: // a change made before the start: read below
 		default:
 		}
-		shard, gen := st.current()
-		sink := &shardSink[T]{w: i.writer, st: st, shard: shard, gen: gen, evict: true}
-		if len(shard.Ranges) == 0 {
+		s, gen := st.current()
+		sink := &shardSink[T]{w: w, st: st, shard: s, gen: gen, evict: true}
+		if len(s.Ranges) == 0 {
 			// No request selects nothing: an empty selector is "all".
 			sink.StartList()
 			sink.FinishList()
@@ -279,13 +244,9 @@ func (i *SharedInformer[T]) runSharded(ctx context.Context, log klog.Logger) {
 			}
 			continue
 		}
-		sel := shard.Selector()
+		sel := s.Selector()
 		st.wire.Store(&sel)
-		refl := i.newRefl(sink, log, i.requestFailed, i.requestSucceeded, i.observer)
-		i.mu.Lock()
-		i.setStarted(refl)
-		i.mu.Unlock()
-		i.setStarted(refl)
+		refl := start(sink)
 		rctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {
@@ -310,7 +271,7 @@ func (i *SharedInformer[T]) runSharded(ctx context.Context, log klog.Logger) {
 type shardSink[T Object] struct {
 	w     *writer[T]
 	st    *shardState
-	shard Shard
+	shard shard.Shard
 	gen   uint64
 	evict bool // the next FinishList evicts what is outside the shard
 }
@@ -353,13 +314,13 @@ func (s *shardSink[T]) keep(obj T) bool {
 		return true
 	}
 	s.st.dropped.Add(1)
-	s.st.observe(ShardFilterClient, "an object outside the shard arrived: the server ignores shard selectors")
+	s.st.observe(shard.FilterClient, "an object outside the shard arrived: the server ignores shard selectors")
 	return false
 }
 
 // evictOutside removes the cached objects outside shard s; handlers see
 // them deleted with LeftShard set.
-func (w *writer[T]) evictOutside(s Shard) {
+func (w *writer[T]) evictOutside(s shard.Shard) {
 	w.store.Lock()
 	for _, obj := range w.store.AppendAllLocked(nil) {
 		if s.Contains(obj) {
