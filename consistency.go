@@ -38,7 +38,7 @@ type ConsistencyError struct {
 
 func (e *ConsistencyError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "informers: %s", e.Resource)
+	b.WriteString(message("%s", e.Resource))
 	if e.Handler != "" {
 		fmt.Fprintf(&b, " handler %s", e.Handler)
 	}

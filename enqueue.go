@@ -1,6 +1,7 @@
 package informers
 
 import (
+	"github.com/kubetyped/informers/internal/store"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -9,9 +10,7 @@ import (
 
 // KeyOf returns the key of obj that controllers queue and listers look up:
 // its namespace ("" when cluster-scoped) and name.
-func KeyOf(obj metav1.Object) types.NamespacedName {
-	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
-}
+func KeyOf(obj metav1.Object) types.NamespacedName { return store.KeyOf(obj) }
 
 // Enqueue returns a handler that adds the key of every object added,
 // updated or deleted to q, for a controller that reconciles T itself:
@@ -56,36 +55,5 @@ func EnqueueMapped[T Object, K comparable](q workqueue.TypedInterface[K], keys f
 			add(newObj)
 		},
 		OnDelete: func(d Deleted[T]) { add(d.Object) },
-	}
-}
-
-// ControllerOf returns the key of obj's controller owner (the owner
-// reference with controller set) if it is of kind owner. Owners are in
-// their object's namespace.
-func ControllerOf(obj metav1.Object, owner schema.GroupKind) (types.NamespacedName, bool) {
-	ref := metav1.GetControllerOfNoCopy(obj)
-	if ref == nil || ref.Kind != owner.Kind {
-		return types.NamespacedName{}, false
-	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil || gv.Group != owner.Group {
-		return types.NamespacedName{}, false
-	}
-	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}, true
-}
-
-// IndexByController returns an index function that files each object under
-// the key of its controller owner of kind owner, spelled "namespace/name"
-// (names repeat across namespaces). Look up the objects a ReplicaSet
-// controls with idx.List(informers.KeyOf(rs).String()):
-//
-//	idx, err := pods.AddIndex("controller", informers.IndexByController[*corev1.Pod](appsv1.SchemeGroupVersion.WithKind("ReplicaSet").GroupKind()))
-func IndexByController[T Object](owner schema.GroupKind) IndexFunc[T] {
-	return func(obj T) []string {
-		key, ok := ControllerOf(obj, owner)
-		if !ok {
-			return nil
-		}
-		return []string{key.String()}
 	}
 }

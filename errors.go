@@ -32,9 +32,9 @@ type ListWatchError struct {
 // did, as in "informers: list pods.v1 (*v1.Pod): 403 Forbidden: ...".
 func (e *ListWatchError) Error() string {
 	if code := statusCode(e.Err); code != 0 {
-		return fmt.Sprintf("informers: %s %s: %d %s: %v", e.Op, e.Resource, code, http.StatusText(code), e.Err)
+		return message("%s %s: %d %s: %v", e.Op, e.Resource, code, http.StatusText(code), e.Err)
 	}
-	return fmt.Sprintf("informers: %s %s: %v", e.Op, e.Resource, e.Err)
+	return message("%s %s: %v", e.Op, e.Resource, e.Err)
 }
 
 func (e *ListWatchError) Unwrap() error { return e.Err }
@@ -50,9 +50,9 @@ type ScopeError struct {
 
 func (e *ScopeError) Error() string {
 	if e.Namespaced {
-		return fmt.Sprintf("informers: get %s %q: %s is a namespaced resource: use Lister().Namespace(ns).Get", e.Resource, e.Name, e.Resource)
+		return message("get %s %q: %s is a namespaced resource: use Lister().Namespace(ns).Get", e.Resource, e.Name, e.Resource)
 	}
-	return fmt.Sprintf("informers: get %s %q: %s is a cluster-scoped resource: use Lister().Get", e.Resource, e.Name, e.Resource)
+	return message("get %s %q: %s is a cluster-scoped resource: use Lister().Get", e.Resource, e.Name, e.Resource)
 }
 
 // NotSyncedError is returned by WaitForSync for an informer whose cache did
@@ -72,7 +72,7 @@ type NotSyncedError struct {
 
 func (e *NotSyncedError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "informers: cache of %s not synced", e.Resource)
+	b.WriteString(message("cache of %s not synced", e.Resource))
 	if e.WaitingForResource {
 		b.WriteString(": waiting for the resource to be served")
 	}
@@ -106,7 +106,7 @@ type HandlerOverflowError struct {
 }
 
 func (e *HandlerOverflowError) Error() string {
-	return fmt.Sprintf("informers: %s: handler %s removed: more than %d events waited for it", e.Resource, e.Handler, e.Limit)
+	return message("%s: handler %s removed: more than %d events waited for it", e.Resource, e.Handler, e.Limit)
 }
 
 // HandlerPanicError reports a handler that panicked. The informer recovers
@@ -124,7 +124,7 @@ type HandlerPanicError struct {
 }
 
 func (e *HandlerPanicError) Error() string {
-	return fmt.Sprintf("informers: %s handler %s panicked on %s of %s: %v", e.Resource, e.Handler, e.Event, e.Key, e.Value)
+	return message("%s handler %s panicked on %s of %s: %v", e.Resource, e.Handler, e.Event, e.Key, e.Value)
 }
 
 // TransformError reports a transform that failed or panicked; the object
@@ -136,7 +136,7 @@ type TransformError struct {
 }
 
 func (e *TransformError) Error() string {
-	return fmt.Sprintf("informers: transform of %s %s: %v", e.Resource, e.Key, e.Err)
+	return message("transform of %s %s: %v", e.Resource, e.Key, e.Err)
 }
 
 func (e *TransformError) Unwrap() error { return e.Err }
@@ -152,7 +152,7 @@ type IndexError struct {
 }
 
 func (e *IndexError) Error() string {
-	return fmt.Sprintf("informers: %s index %q panicked on %s: %v", e.Resource, e.Index, e.Key, e.Value)
+	return message("%s index %q panicked on %s: %v", e.Resource, e.Index, e.Key, e.Value)
 }
 
 // isPermanent reports whether a list or watch error will not go away by
@@ -172,4 +172,20 @@ func isPermanent(err error) bool {
 // "informers: " as every error the package makes is.
 func errorf(format string, args ...any) error {
 	return fmt.Errorf("informers: "+format, args...)
+}
+
+// message formats the message of an error type of the package, prefixed
+// as errorf prefixes.
+func message(format string, args ...any) string {
+	return "informers: " + fmt.Sprintf(format, args...)
+}
+
+// statusCode returns the HTTP status of a failed request's error, or 0
+// when there was no response.
+func statusCode(err error) int {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return int(status.Status().Code)
+	}
+	return 0
 }

@@ -244,35 +244,6 @@ func (f *Factory) startLocked(e *factoryEntry) {
 	}()
 }
 
-// WaitForSync waits until every started informer's cache has synced: it
-// holds the server's state as of a complete list and a watch is open.
-// Handlers may still be receiving that state; to wait for them too, pass
-// their registrations to the package's WaitForSync. It returns nil once
-// the caches have synced, and ErrNotStarted before Start. Otherwise it returns, when ctx ends or as soon as
-// every informer has either synced or failed in a way that needs a fix on
-// the server (403 Forbidden, a missing CRD...), an error that joins one
-// *NotSyncedError per informer not synced, each with its last list or
-// watch error, and the error of every request Informer could not serve.
-func (f *Factory) WaitForSync(ctx context.Context) error {
-	infs, started, errs := f.snapshot()
-	if !started && len(infs) > 0 {
-		return ErrNotStarted
-	}
-	return errors.Join(append(errs, WaitForSync(ctx, infs...))...)
-}
-
-// snapshot returns the factory's informers, whether it was started, and
-// the errors of the requests Informer could not serve.
-func (f *Factory) snapshot() (infs []Syncer, started bool, failed []error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	infs = make([]Syncer, 0, len(f.entries))
-	for _, e := range f.entries {
-		infs = append(infs, e.inf)
-	}
-	return infs, f.ctx != nil, slices.Clone(f.failed)
-}
-
 // Release stops the informer inf, which this factory created, and frees its
 // cache: its watch ends, its handlers stop, its readers see an empty cache,
 // and a later request for the same informer creates a fresh one. It waits

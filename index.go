@@ -3,7 +3,11 @@ package informers
 import (
 	"iter"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubetyped/informers/internal/store"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // IndexFunc returns the values under which an index files an object, such
@@ -42,4 +46,35 @@ func (x *Index[T]) All(value string) iter.Seq[T] {
 func (x *Index[T]) Values() []string {
 	vals, _ := x.r.store.IndexValues(x.name)
 	return vals
+}
+
+// ControllerOf returns the key of obj's controller owner (the owner
+// reference with controller set) if it is of kind owner. Owners are in
+// their object's namespace.
+func ControllerOf(obj metav1.Object, owner schema.GroupKind) (types.NamespacedName, bool) {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref == nil || ref.Kind != owner.Kind {
+		return types.NamespacedName{}, false
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil || gv.Group != owner.Group {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}, true
+}
+
+// IndexByController returns an index function that files each object under
+// the key of its controller owner of kind owner, spelled "namespace/name"
+// (names repeat across namespaces). Look up the objects a ReplicaSet
+// controls with idx.List(informers.KeyOf(rs).String()):
+//
+//	idx, err := pods.AddIndex("controller", informers.IndexByController[*corev1.Pod](appsv1.SchemeGroupVersion.WithKind("ReplicaSet").GroupKind()))
+func IndexByController[T Object](owner schema.GroupKind) IndexFunc[T] {
+	return func(obj T) []string {
+		key, ok := ControllerOf(obj, owner)
+		if !ok {
+			return nil
+		}
+		return []string{key.String()}
+	}
 }

@@ -437,7 +437,7 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Re
 	}
 	if i.cfg.metrics != nil {
 		reg.metrics = i.cfg.metrics.Handler(i, reg)
-		lc.Observe = func(k dispatch.Kind, took time.Duration) { reg.metrics.Delivered(EventType(k), took) }
+		lc.Observe = func(k dispatch.Kind, took time.Duration) { reg.metrics.Delivered(eventType(k), took) }
 	}
 	reg.listener = dispatch.New(lc)
 
@@ -561,9 +561,9 @@ func (i *SharedInformer[T]) handlerPanicked(reg *Registration[T], n dispatch.Not
 		obj = n.Old
 	}
 	if reg.metrics != nil {
-		reg.metrics.Panicked(EventType(n.Kind))
+		reg.metrics.Panicked(eventType(n.Kind))
 	}
-	i.report(&HandlerPanicError{Resource: i.cfg.desc, Handler: reg.name, Event: EventType(n.Kind).String(), Key: store.KeyOf(obj), Value: v, Stack: stack})
+	i.report(&HandlerPanicError{Resource: i.cfg.desc, Handler: reg.name, Event: eventType(n.Kind).String(), Key: store.KeyOf(obj), Value: v, Stack: stack})
 }
 
 // handlerOverflowed removes reg, whose queue went over its limit and which

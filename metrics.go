@@ -1,11 +1,9 @@
 package informers
 
 import (
-	"errors"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
+	"github.com/kubetyped/informers/internal/dispatch"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/shard"
 )
@@ -63,11 +61,22 @@ type HandlerMetrics interface {
 // EventType is the type of an event delivered to a handler.
 type EventType uint8
 
-// The event types, in the order of dispatch's kinds.
+// The event types.
 const (
 	EventAdd EventType = iota + 1
 	EventUpdate
 	EventDelete
+)
+
+// eventType returns the event type of a notification of kind k. The event
+// types are dispatch's kinds, numbered alike: the arrays below fail to
+// compile if they ever differ.
+func eventType(k dispatch.Kind) EventType { return EventType(k) }
+
+var (
+	_ = [1]struct{}{}[EventAdd-EventType(dispatch.Add)]
+	_ = [1]struct{}{}[EventUpdate-EventType(dispatch.Update)]
+	_ = [1]struct{}{}[EventDelete-EventType(dispatch.Delete)]
 )
 
 // String returns "add", "update" or "delete".
@@ -123,14 +132,4 @@ func (o informerObserver) Request(op reflector.Op) { o.m.Request(string(op)) }
 func (o informerObserver) Relist(reason string)    { o.m.Relist(reason) }
 func (o informerObserver) Synced(op reflector.Op, took time.Duration, initial bool) {
 	o.m.Synced(string(op), took, initial)
-}
-
-// statusCode returns the HTTP status of a failed request's error, or 0
-// when there was no response.
-func statusCode(err error) int {
-	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		return int(status.Status().Code)
-	}
-	return 0
 }

@@ -2,11 +2,78 @@ package informers
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
+	"sync"
 )
+
+// Syncer is what WaitForSync waits for: an informer (AnyInformer, or
+// *SharedInformer[T]), whose cache has synced once it holds the server's
+// state as of a complete list and its watch is open; or a registration
+// (AnyRegistration, or *Registration[T]), whose handler has synced once it
+// has been delivered that state.
+type Syncer interface {
+	HasSynced() bool
+	WaitForSync(ctx context.Context) error
+}
+
+// WaitForSync waits until every syncer has synced, informers and handlers
+// of any types together:
+//
+//	err := informers.WaitForSync(ctx, pods, podsReg, deployments, deploymentsReg)
+//
+// It returns nil once they have, or the errors of those that have not,
+// joined, when ctx ends or as soon as each has either synced or failed in a
+// way that needs a fix on the server (see NotSyncedError).
+func WaitForSync(ctx context.Context, syncers ...Syncer) error {
+	errs := make([]error, len(syncers))
+	var wg sync.WaitGroup
+	for n, s := range syncers {
+		if isNil(s) {
+			errs[n] = errorf("WaitForSync: syncer %d is nil", n)
+			continue
+		}
+		if s.HasSynced() {
+			continue
+		}
+		wg.Go(func() { errs[n] = s.WaitForSync(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// WaitForSync waits until every started informer's cache has synced: it
+// holds the server's state as of a complete list and a watch is open.
+// Handlers may still be receiving that state; to wait for them too, pass
+// their registrations to the package's WaitForSync. It returns nil once
+// the caches have synced, and ErrNotStarted before Start. Otherwise it returns, when ctx ends or as soon as
+// every informer has either synced or failed in a way that needs a fix on
+// the server (403 Forbidden, a missing CRD...), an error that joins one
+// *NotSyncedError per informer not synced, each with its last list or
+// watch error, and the error of every request Informer could not serve.
+func (f *Factory) WaitForSync(ctx context.Context) error {
+	infs, started, errs := f.snapshot()
+	if !started && len(infs) > 0 {
+		return ErrNotStarted
+	}
+	return errors.Join(append(errs, WaitForSync(ctx, infs...))...)
+}
+
+// snapshot returns the factory's informers, whether it was started, and
+// the errors of the requests Informer could not serve.
+func (f *Factory) snapshot() (infs []Syncer, started bool, failed []error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	infs = make([]Syncer, 0, len(f.entries))
+	for _, e := range f.entries {
+		infs = append(infs, e.inf)
+	}
+	return infs, f.ctx != nil, slices.Clone(f.failed)
+}
 
 // ReadyCheck returns a readiness check, in the shape of net/http handlers
 // and of controller-runtime's healthz.Checker
@@ -88,4 +155,10 @@ func notReadyOne(s Syncer) error {
 		}
 	}
 	return nil
+}
+
+// isNil reports whether obj is a nil interface or a nil pointer.
+func isNil[T any](obj T) bool {
+	v := reflect.ValueOf(obj)
+	return !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil()
 }

@@ -2,7 +2,6 @@ package informers
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -73,7 +72,7 @@ type StalenessError struct {
 }
 
 func (e *StalenessError) Error() string {
-	return fmt.Sprintf("informers: cache of %s is stale: it lags the server by %v (over %v; cache at version %s, server at %s)",
+	return message("cache of %s is stale: it lags the server by %v (over %v; cache at version %s, server at %s)",
 		e.Resource, e.Staleness.Lag.Round(time.Millisecond), e.Threshold, e.Staleness.CacheVersion, e.Staleness.ServerVersion)
 }
 

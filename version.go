@@ -2,7 +2,6 @@ package informers
 
 import (
 	"context"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 )
@@ -25,7 +24,7 @@ func (e *VersionError) Error() string {
 	if e.Cached {
 		whose = "cache's resource version"
 	}
-	return fmt.Sprintf("informers: %s: %s %q cannot be compared with others (not a version of a server that follows KEP-5504): %v", e.Resource, whose, e.Version, e.Err)
+	return message("%s: %s %q cannot be compared with others (not a version of a server that follows KEP-5504): %v", e.Resource, whose, e.Version, e.Err)
 }
 
 func (e *VersionError) Unwrap() error { return e.Err }

@@ -261,12 +261,6 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
-// isNil reports whether obj is a nil interface or a nil pointer.
-func isNil[T any](obj T) bool {
-	v := reflect.ValueOf(obj)
-	return !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil()
-}
-
 // shallowCopier returns a function that copies the struct a T points to
 // into an allocation of its own; the copy shares strings, maps and slices
 // with the original. T may also be an interface type (client.Object, say),
