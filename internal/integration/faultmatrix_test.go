@@ -299,7 +299,7 @@ type informerKind string
 const (
 	plainInformer       informerKind = "plain"
 	transformedInformer informerKind = "transformed" // Options.Transform
-	internedInformer    informerKind = "interned"    // Options.Intern
+	internedInformer    informerKind = "interned"    // Options.Intern, the decoder off
 	shardedInformer     informerKind = "sharded"     // Options.Shard: one of two
 )
 

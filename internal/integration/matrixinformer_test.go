@@ -59,7 +59,9 @@ func startMatrixInformer(t *testing.T, env *testenv.Env, ns string, c combo, i i
 	case transformedInformer:
 		opts.Transform = markTransformed
 	case internedInformer:
-		opts.Intern = true
+		// Interning after decoding; the other kinds share as the
+		// library's decoder decodes, the default.
+		opts.DisableDecoder, opts.Intern = true, true
 	case shardedInformer:
 		half := shard.Of(shard.ByUID, i%2, 2)
 		m.shard, opts.Shard = &half, &half
