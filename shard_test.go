@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/informerstest"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // HashOf is the hash of apimachinery's shard selectors, which the API
@@ -140,7 +141,7 @@ func TestShardsPartitionObjects(t *testing.T) {
 				shard := informers.ShardOf(informers.ShardByUID, i, 3)
 				inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &shard, Backoff: fastBackoff})
 				require.NoError(t, err)
-				run(t, inf)
+				testutil.Run(t, inf)
 				waitSynced(t, inf)
 				for p := range inf.Lister().All() {
 					prev, dup := owner[string(p.UID)]
@@ -176,7 +177,7 @@ func TestSetShardRanges(t *testing.T) {
 			quarters := informers.SplitHashSpace(4)
 			shard := informers.Shard{Ranges: quarters[0:2]}
 			inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &shard, Backoff: fastBackoff})
-			before := len(rec.get())
+			before := len(rec.List())
 
 			next := informers.Shard{Ranges: quarters[1:3]}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -197,8 +198,8 @@ func TestSetShardRanges(t *testing.T) {
 			}
 			require.NotZero(t, entering)
 			require.NotZero(t, leaving)
-			eventually(t, func() bool { return len(rec.get()) == before+len(want) }, "the handler sees the change")
-			got := rec.get()[before:]
+			testutil.Eventually(t, func() bool { return len(rec.List()) == before+len(want) }, "the handler sees the change")
+			got := rec.List()[before:]
 			assert.ElementsMatch(t, want, got)
 			lastAdd := slices.IndexFunc(got, func(e string) bool { return strings.HasPrefix(e, "delete") })
 			assert.False(t, slices.ContainsFunc(got[lastAdd:], func(e string) bool { return strings.HasPrefix(e, "add") }),
@@ -220,7 +221,7 @@ func TestSetShardRanges(t *testing.T) {
 				}
 				mustAdd(t, src, p)
 			}
-			eventually(t, func() bool { return rec.has("add " + key(in)) }, "the new shard's new object is seen")
+			testutil.Eventually(t, func() bool { return rec.Has("add " + key(in)) }, "the new shard's new object is seen")
 			_, err := inf.Lister().Namespace("ns").Get(out.Name)
 			assert.Error(t, err, "an object outside the shard is not cached")
 
