@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // transformedAnnotation marks the objects that the matrix's transform
@@ -74,7 +75,7 @@ func startMatrixInformer(t *testing.T, env *testenv.Env, ns string, c combo, i i
 		m.regs[j], err = m.inf.AddHandler(m.handlers[j], hopts...)
 		require.NoError(t, err)
 	}
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	return m
 }
 
