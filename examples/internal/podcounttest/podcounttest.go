@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubetyped/informers/examples/internal/exampletest"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // Check runs a version of the controller, run, in a new namespace of the
@@ -27,7 +28,7 @@ import (
 func Check(t *testing.T, configMapName string, run func(ctx context.Context, cfg *rest.Config, out io.Writer, namespace string) error) {
 	env := testenv.Shared(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := exampletest.Namespace(t, cs)
+	ns := testutil.Namespace(t, cs)
 	ctx := exampletest.Context(t)
 
 	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
