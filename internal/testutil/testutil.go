@@ -3,7 +3,9 @@
 // informers and factories until the test ends, leak checks, and a handler
 // that records its events as strings.
 //
-// Only tests, and packages that exist for tests, import it.
+// Only tests, and packages that exist for tests, import it. It imports the
+// root package, so the tests of the engine's packages, which the root
+// imports, cannot.
 package testutil
 
 import (
