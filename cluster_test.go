@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/informerstest"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // podTracker is a small controller: a workqueue fed by the pods informer
@@ -74,19 +75,19 @@ func TestFactoryOnTestCluster(t *testing.T) {
 	c := &podTracker{queue: workqueue.NewTyped[types.NamespacedName](), lister: inf.Lister(), exists: map[types.NamespacedName]string{}}
 	reg, err := inf.AddHandler(informers.Enqueue[*corev1.Pod](c.queue))
 	require.NoError(t, err)
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	done := make(chan struct{})
 	go func() { defer close(done); c.run() }()
 	t.Cleanup(func() { c.queue.ShutDown(); <-done })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, informers.WaitForSync(ctx, reg))
-	eventually(t, func() bool { return c.matches(pods) }, "initial state")
+	testutil.Eventually(t, func() bool { return c.matches(pods) }, "initial state")
 
 	// A watch closed by the server: the informer resumes.
 	pods.CloseWatches()
 	mustAdd(t, pods, pod("a", "p3", nil))
-	eventually(t, func() bool { return c.matches(pods) }, "after a closed watch")
+	testutil.Eventually(t, func() bool { return c.matches(pods) }, "after a closed watch")
 
 	// Disconnected, the server changes and compacts; the informer's first
 	// relist fails.
@@ -103,9 +104,9 @@ func TestFactoryOnTestCluster(t *testing.T) {
 	lists := func() int { c := pods.Calls(); return c.List + c.WatchList }
 	before := lists()
 	pods.FailWatch(nil)
-	eventually(t, func() bool { return lists() > before && apierrors.IsInternalError(inf.LastError()) }, "a relist after 410 failed, and is reported")
+	testutil.Eventually(t, func() bool { return lists() > before && apierrors.IsInternalError(inf.LastError()) }, "a relist after 410 failed, and is reported")
 	pods.FailList(nil)
-	eventually(t, func() bool { return c.matches(pods) }, "after a compaction and a failed list")
+	testutil.Eventually(t, func() bool { return c.matches(pods) }, "after a compaction and a failed list")
 	assert.Equal(t, 2, inf.Lister().Len())
 
 	// A resource the cluster does not serve is a 404, as from a server.
@@ -167,14 +168,14 @@ func TestFactoryMaxConcurrentLists(t *testing.T) {
 		require.NoError(t, inf.Err())
 		infs = append(infs, inf)
 	}
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	for n := range resources {
-		eventually(t, func() bool {
+		testutil.Eventually(t, func() bool {
 			inFlight, _, _ := srv.counts()
 			return inFlight == min(2, len(resources)-n)
 		}, "lists in flight before release %d", n)
 		srv.release <- struct{}{}
-		eventually(t, func() bool { _, _, done := srv.counts(); return done == n+1 }, "list %d done", n)
+		testutil.Eventually(t, func() bool { _, _, done := srv.counts(); return done == n+1 }, "list %d done", n)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

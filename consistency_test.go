@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/informerstest"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // stalledTracker runs an informer over a new source with opts, waits for
@@ -27,7 +28,7 @@ func stalledTracker(t *testing.T, opts informers.Options[*corev1.Pod], objs ...*
 	opts.Backoff = fastBackoff
 	inf, err := informers.NewInformer(src.ListWatch(""), opts)
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	src.StallWatches(true)
 	return src, inf, informers.NewTracker(inf, 50*time.Millisecond)
@@ -58,7 +59,7 @@ func TestTrackerCreateAndUpdate(t *testing.T) {
 	assert.False(t, apierrors.IsNotFound(err))
 
 	src.StallWatches(false)
-	got, err := tr.Get(ctxFor(t, 10*time.Second), key)
+	got, err := tr.Get(testutil.Context(t, 10*time.Second), key)
 	require.NoError(t, err)
 	assert.Equal(t, created.ResourceVersion, got.ResourceVersion)
 
@@ -75,7 +76,7 @@ func TestTrackerCreateAndUpdate(t *testing.T) {
 	assert.Equal(t, created.ResourceVersion, stale.ResourceVersion, "a plain lister reads the past")
 
 	src.StallWatches(false)
-	got, err = tr.Get(ctxFor(t, 10*time.Second), key)
+	got, err = tr.Get(testutil.Context(t, 10*time.Second), key)
 	require.NoError(t, err)
 	assert.Equal(t, rv, got.ResourceVersion)
 	require.NoError(t, tr.Wait(context.Background(), key), "shown writes are forgotten")
@@ -91,7 +92,7 @@ func TestTrackerWroteForOwner(t *testing.T) {
 	require.NoError(t, tr.Wait(context.Background(), informers.KeyOf(child)), "nothing was recorded under the child's own key")
 	requireNotShown(t, tr, owner, informers.KeyOf(child), false)
 	src.StallWatches(false)
-	require.NoError(t, tr.Wait(ctxFor(t, 10*time.Second), owner))
+	require.NoError(t, tr.Wait(testutil.Context(t, 10*time.Second), owner))
 }
 
 func TestTrackerDelete(t *testing.T) {
@@ -114,7 +115,7 @@ func TestTrackerDelete(t *testing.T) {
 			tr.Deleted(key, cached)
 			requireNotShown(t, tr, key, key, true)
 			src.StallWatches(false)
-			require.NoError(t, tr.Wait(ctxFor(t, 10*time.Second), key))
+			require.NoError(t, tr.Wait(testutil.Context(t, 10*time.Second), key))
 			_, err = tr.Get(context.Background(), key)
 			if !finalizer {
 				assert.True(t, apierrors.IsNotFound(err))
@@ -130,7 +131,7 @@ func TestTrackerOutOfScope(t *testing.T) {
 	src, _, tr := stalledTracker(t, informers.Options[*corev1.Pod]{LabelSelector: "app=web"}, pod("a", "in", web))
 	db := addPod(t, src, pod("a", "db", map[string]string{"app": "db"}))
 	tr.Wrote(informers.KeyOf(db), db)
-	require.NoError(t, tr.Wait(ctxFor(t, 10*time.Second), informers.KeyOf(db)), "the informer never shows it, the watch is stalled: no wait for a bookmark")
+	require.NoError(t, tr.Wait(testutil.Context(t, 10*time.Second), informers.KeyOf(db)), "the informer never shows it, the watch is stalled: no wait for a bookmark")
 
 	// Moved out of the selector: shown once the cache drops it.
 	moved := pod("a", "in", map[string]string{"app": "db"})
@@ -141,7 +142,7 @@ func TestTrackerOutOfScope(t *testing.T) {
 	tr.Wrote(key, moved)
 	requireNotShown(t, tr, key, key, true)
 	src.StallWatches(false)
-	require.NoError(t, tr.Wait(ctxFor(t, 10*time.Second), key))
+	require.NoError(t, tr.Wait(testutil.Context(t, 10*time.Second), key))
 }
 
 // A factory's informer knows its namespace: a write elsewhere waits for
@@ -152,7 +153,7 @@ func TestTrackerNamespaceScope(t *testing.T) {
 	informerstest.Serve(cluster, corev1.SchemeGroupVersion.WithResource("pods"), src)
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: cluster, Namespace: "a"})
 	inf := informers.Informer[*corev1.Pod](f)
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	waitSynced(t, inf)
 	src.StallWatches(true)
 	tr := informers.NewTracker(inf, 50*time.Millisecond)
@@ -180,7 +181,7 @@ func TestTrackerWriteFailed(t *testing.T) {
 	var ce *informers.ConsistencyError
 	require.ErrorAs(t, err, &ce)
 	src.StallWatches(false)
-	require.NoError(t, tr.Wait(ctxFor(t, 10*time.Second), key))
+	require.NoError(t, tr.Wait(testutil.Context(t, 10*time.Second), key))
 	_, err = inf.Lister().Namespace("a").Get("x")
 	require.NoError(t, err, "the write the caller did not know of is in the cache")
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	bf "github.com/kubetyped/informers/internal/benchfixtures"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // Fields to skip read as zero in the cache and in handlers, also when the
@@ -74,7 +75,7 @@ func TestDecoderOnTheWire(t *testing.T) {
 			lw.DisableWatchList = true
 			inf, err := informers.NewInformer(lw, opts)
 			require.NoError(t, err)
-			run(t, inf)
+			testutil.Run(t, inf)
 			waitSynced(t, inf)
 			require.Equal(t, 20, inf.Lister().Len())
 			for i := range podList.Len() {

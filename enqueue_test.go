@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 var replicaSetKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet").GroupKind()
@@ -69,7 +70,7 @@ func TestEnqueueHandlers(t *testing.T) {
 		require.NoError(t, err)
 		regs = append(regs, reg)
 	}
-	run(t, inf)
+	testutil.Run(t, inf)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, informers.WaitForSync(ctx, append(regs, inf)...))
@@ -89,12 +90,12 @@ func TestEnqueueHandlers(t *testing.T) {
 	moved.Spec.NodeName = "n1"
 	_, err = src.Update(moved)
 	require.NoError(t, err)
-	eventually(t, func() bool { return nodes.Len() == 1 && self.Len() == 1 }, "node and pod enqueued")
+	testutil.Eventually(t, func() bool { return nodes.Len() == 1 && self.Len() == 1 }, "node and pod enqueued")
 	assert.Equal(t, []string{"n1"}, drain(nodes))
 	assert.Equal(t, []types.NamespacedName{{Namespace: "a", Name: "lone"}}, drain(self))
 	_, err = src.Delete("a", "lone")
 	require.NoError(t, err)
-	eventually(t, func() bool { return self.Len() == 1 && nodes.Len() == 1 }, "the delete enqueues the pod and its node")
+	testutil.Eventually(t, func() bool { return self.Len() == 1 && nodes.Len() == 1 }, "the delete enqueues the pod and its node")
 	assert.Equal(t, []types.NamespacedName{{Namespace: "a", Name: "lone"}}, drain(self))
 	assert.Equal(t, []string{"n1"}, drain(nodes))
 }

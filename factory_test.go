@@ -36,22 +36,10 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func meta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
-
-// startFactory starts f and shuts it down when the test ends.
-func startFactory(t *testing.T, f *informers.Factory) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	f.Start(ctx)
-	t.Cleanup(func() {
-		cancel()
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer scancel()
-		require.NoError(t, f.Shutdown(sctx))
-	})
-}
 
 func syncFactory(t *testing.T, f *informers.Factory) {
 	t.Helper()
@@ -128,7 +116,7 @@ func TestFactoryBuiltInKinds(t *testing.T) {
 	for _, k := range kinds {
 		k()
 	}
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	syncFactory(t, f)
 	getOne[*corev1.Pod](t, f, "a", "pod")
 	getOne[*corev1.ConfigMap](t, f, "a", "cm")
@@ -163,7 +151,7 @@ func TestFactoryBuiltInKinds(t *testing.T) {
 	}
 	_, err = cs.AppsV1().Deployments("b").Create(context.Background(), &appsv1.Deployment{ObjectMeta: meta("b", "elsewhere")}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	eventually(t, func() bool { return deploys.Lister().Len() == 2 }, "other namespaces stay out")
+	testutil.Eventually(t, func() bool { return deploys.Lister().Len() == 2 }, "other namespaces stay out")
 }
 
 // Every typed client of client-go's clientset lists the resource that
@@ -266,7 +254,7 @@ func TestFactoryErrors(t *testing.T) {
 	require.ErrorIs(t, err, bad.Err())
 	require.ErrorIs(t, bad.WaitForSync(context.Background()), bad.Err())
 	assert.Zero(t, bad.Lister().Len())
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err = f.WaitForSync(ctx)
@@ -286,7 +274,7 @@ func TestFactoryUserSchemeKeepsBuiltIns(t *testing.T) {
 	w := informers.Informer[*widget](f)
 	require.NoError(t, w.Err())
 	assert.Equal(t, gv.WithResource("widgets"), w.Resource())
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, pods.WaitForSync(ctx))
@@ -299,7 +287,7 @@ func TestFactoryLateInformer(t *testing.T) {
 	cs := fake.NewClientset(&corev1.ConfigMap{ObjectMeta: meta("a", "cm")})
 	f := informers.NewFactory(cs)
 	informers.Informer[*corev1.Pod](f)
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	syncFactory(t, f)
 	cms := informers.Informer[*corev1.ConfigMap](f)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -319,7 +307,7 @@ func TestFactoryRelease(t *testing.T) {
 	rec := &cmCounter{}
 	reg, err := cms.AddHandler(rec)
 	require.NoError(t, err)
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	syncFactory(t, f)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -359,7 +347,7 @@ func TestFactoryWaitForSyncForbidden(t *testing.T) {
 	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Backoff: fastBackoff})
 	informers.Informer[*corev1.Pod](f)
 	informers.Informer[*corev1.Secret](f)
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	err := waitFailsPromptly(t, f.WaitForSync)
 	assert.True(t, apierrors.IsForbidden(err))
 	assert.Contains(t, err.Error(), "secrets.v1")
@@ -382,7 +370,7 @@ func TestFactoryDiscoveryError(t *testing.T) {
 	require.NoError(t, err)
 	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Backoff: fastBackoff})
 	informers.Informer[*appsv1.Deployment](f)
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	err = waitFailsPromptly(t, f.WaitForSync)
 	assert.True(t, apierrors.IsForbidden(err), "the 403 is in the chain: %v", err)
 	assert.Contains(t, err.Error(), "deployments.v1.apps")
@@ -411,7 +399,7 @@ func TestFactoryDynamicAndMetadata(t *testing.T) {
 	require.NoError(t, widgets.Err())
 	require.NoError(t, secrets.Err())
 	require.NoError(t, typedSecrets.Err(), "typed and metadata-only informers of one resource coexist")
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	syncFactory(t, f)
 
 	got, err := widgets.Lister().Namespace("a").Get("w1")
@@ -425,7 +413,7 @@ func TestFactoryDynamicAndMetadata(t *testing.T) {
 	w2.SetName("w2")
 	_, err = dyn.Resource(gvr).Namespace("a").Create(context.Background(), w2, metav1.CreateOptions{})
 	require.NoError(t, err)
-	eventually(t, func() bool { return widgets.Lister().Len() == 2 }, "dynamic watch delivers")
+	testutil.Eventually(t, func() bool { return widgets.Lister().Len() == 2 }, "dynamic watch delivers")
 }
 
 func TestFactoryShutdown(t *testing.T) {
@@ -466,7 +454,7 @@ func TestFactoryPerInformerOptions(t *testing.T) {
 		Indexers: map[string]informers.IndexFunc[*corev1.Pod]{"node": byNode},
 	})
 	web := informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	syncFactory(t, f)
 	assert.Equal(t, []string{"a/web"}, names(mustList(t, web.Lister())))
 	assert.Equal(t, []string{"a/db", "a/web"}, names(mustList(t, all.Lister())))
@@ -558,18 +546,18 @@ func TestFactoryReadyCheckCoversHandlers(t *testing.T) {
 	stuck := informers.HandlerFuncs[*corev1.ConfigMap]{OnAdd: func(*corev1.ConfigMap, bool) { <-release }}
 	slow, err := cms.AddHandler(stuck, informers.WithName("slow"))
 	require.NoError(t, err)
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	syncFactory(t, f)
 	err = ready(nil)
 	require.Error(t, err, "a handler has not been delivered the initial state")
 	assert.Contains(t, err.Error(), "handler slow")
 
 	slow.Remove()
-	eventually(t, func() bool { return ready(nil) == nil }, "a removed handler still counts: %v", ready(nil))
+	testutil.Eventually(t, func() bool { return ready(nil) == nil }, "a removed handler still counts: %v", ready(nil))
 
 	_, err = cms.AddHandler(stuck, informers.WithName("bounded"), informers.WithQueueLimit(2))
 	require.NoError(t, err)
 	var overflow *informers.HandlerOverflowError
-	eventually(t, func() bool { return errors.As(ready(nil), &overflow) }, "an overflowed handler does not fail readiness: %v", ready(nil))
+	testutil.Eventually(t, func() bool { return errors.As(ready(nil), &overflow) }, "an overflowed handler does not fail readiness: %v", ready(nil))
 	assert.Equal(t, "bounded", overflow.Handler)
 }

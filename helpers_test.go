@@ -2,9 +2,7 @@ package informers_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/informerstest"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
@@ -44,20 +43,6 @@ func mustAdd(t *testing.T, src *podSource, objs ...*corev1.Pod) {
 	}
 }
 
-// run starts inf and stops it, waiting for every goroutine, when the test
-// ends.
-func run[T informers.Object](t *testing.T, inf *informers.SharedInformer[T]) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- inf.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	return ctx
-}
-
 // startRecording runs an informer over lw with a recorder as its handler
 // and waits until the recorder has received the initial state, so that a
 // test counting its events counts no initial add as a later event.
@@ -68,7 +53,7 @@ func startRecording[L informers.List](t *testing.T, lw *informers.ListWatch[*cor
 	rec := &recorder{}
 	reg, err := inf.AddHandler(rec)
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, reg.WaitForSync(ctx))
@@ -96,65 +81,9 @@ func waitFailsPromptly(t *testing.T, wait func(context.Context) error) error {
 	return err
 }
 
-// eventually polls cond until it holds, failing the test after a deadline.
-func eventually(t *testing.T, cond func() bool, msg string, args ...any) {
-	t.Helper()
-	require.Eventually(t, cond, 10*time.Second, time.Millisecond, append([]any{msg}, args...)...)
-}
-
-// recorder is a handler that records events as strings such as
-// "add a/x initial", "update a/x 3->4", "delete a/x unknown".
-type recorder struct {
-	mu     sync.Mutex
-	events []string
-}
-
-func (r *recorder) HandleAdd(p *corev1.Pod, initial bool) {
-	s := "add " + key(p)
-	if initial {
-		s += " initial"
-	}
-	r.record(s)
-}
-
-func (r *recorder) HandleUpdate(old, p *corev1.Pod) {
-	r.record(fmt.Sprintf("update %s %s->%s", key(p), old.ResourceVersion, p.ResourceVersion))
-}
-
-func (r *recorder) HandleDelete(d informers.Deleted[*corev1.Pod]) {
-	s := "delete " + d.Key.String()
-	if d.FinalStateUnknown {
-		s += " unknown"
-	}
-	if d.LeftShard {
-		s += " left"
-	}
-	if d.Key.String() != key(d.Object) {
-		s += " WRONG-OBJECT"
-	}
-	r.record(s)
-}
-
-func (r *recorder) record(s string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, s)
-}
-
-func (r *recorder) get() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.events...)
-}
-
-func (r *recorder) has(s string) bool {
-	for _, e := range r.get() {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
+// recorder is the handler of most tests here: it records events as
+// strings such as "add a/x initial", "update a/x 3->4", "delete a/x unknown".
+type recorder = testutil.Recorder[*corev1.Pod]
 
 func key(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
 

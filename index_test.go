@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func byNode(p *corev1.Pod) []string {
@@ -58,7 +59,7 @@ func TestIndexFollowsChanges(t *testing.T) {
 			require.NoError(t, err)
 			_, err = src.Delete("a", "y") // leaves
 			require.NoError(t, err)
-			eventually(t, func() bool { return len(rec.get()) == 7 }, "events applied")
+			testutil.Eventually(t, func() bool { return len(rec.List()) == 7 }, "events applied")
 
 			assert.Equal(t, []string{"b/pending"}, names(ix.List("n1")))
 			assert.Equal(t, []string{"a/x", "b/z"}, names(ix.List("n2")))
@@ -72,7 +73,7 @@ func TestIndexFollowsChanges(t *testing.T) {
 
 			_, err = src.Delete("b", "pending")
 			require.NoError(t, err)
-			eventually(t, func() bool { return len(ix.List("n1")) == 0 }, "emptied")
+			testutil.Eventually(t, func() bool { return len(ix.List("n1")) == 0 }, "emptied")
 			assert.Equal(t, []string{"n2"}, ix.Values(), "empty values disappear")
 			_, err = inf.Lister().ByIndex("nope", "n1")
 			require.Error(t, err)
@@ -95,7 +96,7 @@ func TestIndexFuncPanic(t *testing.T) {
 		OnError: func(err error) { reported = append(reported, err) },
 	})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	objs, err := inf.Lister().ByIndex("node", "n1")
 	require.NoError(t, err)

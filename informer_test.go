@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestInitialListThenWatch(t *testing.T) {
@@ -33,10 +34,10 @@ func TestInitialListThenWatch(t *testing.T) {
 			rec := &recorder{}
 			reg, err := inf.AddHandler(rec)
 			require.NoError(t, err)
-			run(t, inf)
+			testutil.Run(t, inf)
 			waitSynced(t, inf)
-			eventually(t, reg.HasSynced, "handler synced")
-			assert.ElementsMatch(t, []string{"add a/x initial", "add a/y initial", "add b/z initial"}, rec.get())
+			testutil.Eventually(t, reg.HasSynced, "handler synced")
+			assert.ElementsMatch(t, []string{"add a/x initial", "add a/y initial", "add b/z initial"}, rec.List())
 			assert.Equal(t, streaming, inf.UsesWatchList())
 
 			up := pod("a", "x", map[string]string{"v": "2"})
@@ -45,8 +46,8 @@ func TestInitialListThenWatch(t *testing.T) {
 			_, err = src.Delete("a", "y")
 			require.NoError(t, err)
 			mustAdd(t, src, pod("c", "w", nil))
-			eventually(t, func() bool { return len(rec.get()) == 6 }, "got %v", rec.get())
-			assert.Equal(t, []string{"update a/x 1->4", "delete a/y", "add c/w"}, rec.get()[3:])
+			testutil.Eventually(t, func() bool { return len(rec.List()) == 6 }, "got %v", rec.List())
+			assert.Equal(t, []string{"update a/x 1->4", "delete a/y", "add c/w"}, rec.List()[3:])
 
 			assert.Equal(t, names(src.Objects()), names(mustList(t, inf.Lister())))
 			got, err := inf.Lister().Namespace("a").Get("x")
@@ -75,7 +76,7 @@ func TestPagedList(t *testing.T) {
 	}
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{PageSize: 2, Backoff: fastBackoff})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	assert.Equal(t, 4, src.Calls().List, "7 objects in pages of 2")
 	assert.Equal(t, names(src.Objects()), names(mustList(t, inf.Lister())))
@@ -92,13 +93,13 @@ func TestRelistAfterExpiry(t *testing.T) {
 			src.RefuseWatchList(!streaming)
 			mustAdd(t, src, pod("a", "keep", nil), pod("a", "gone", nil), pod("a", "changed", nil))
 			inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-			eventually(t, func() bool { return len(rec.get()) == 3 }, "initial adds")
+			testutil.Eventually(t, func() bool { return len(rec.List()) == 3 }, "initial adds")
 
 			// Cut the informer off, change things, and forget the history.
 			src.FailWatch(apierrors.NewServiceUnavailable("down"))
 			src.FailList(apierrors.NewServiceUnavailable("down"))
 			src.CloseWatches()
-			eventually(t, func() bool { return inf.LastError() != nil }, "informer noticed the outage")
+			testutil.Eventually(t, func() bool { return inf.LastError() != nil }, "informer noticed the outage")
 			_, err := src.Delete("a", "gone")
 			require.NoError(t, err)
 			_, err = src.Update(pod("a", "changed", map[string]string{"v": "2"}))
@@ -108,8 +109,8 @@ func TestRelistAfterExpiry(t *testing.T) {
 			src.FailWatch(nil)
 			src.FailList(nil)
 
-			eventually(t, func() bool { return len(rec.get()) == 6 }, "relist events, got %v", rec.get())
-			assert.ElementsMatch(t, []string{"delete a/gone unknown", "update a/changed 3->5", "add a/new"}, rec.get()[3:])
+			testutil.Eventually(t, func() bool { return len(rec.List()) == 6 }, "relist events, got %v", rec.List())
+			assert.ElementsMatch(t, []string{"delete a/gone unknown", "update a/changed 3->5", "add a/new"}, rec.List()[3:])
 			assert.Equal(t, names(src.Objects()), names(mustList(t, inf.Lister())))
 		})
 	}
@@ -124,14 +125,14 @@ func TestRelistRecreatedObject(t *testing.T) {
 	inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	src.FailWatch(apierrors.NewServiceUnavailable("down"))
 	src.CloseWatches()
-	eventually(t, func() bool { return inf.LastError() != nil }, "informer noticed the outage")
+	testutil.Eventually(t, func() bool { return inf.LastError() != nil }, "informer noticed the outage")
 	_, err := src.Delete("a", "x")
 	require.NoError(t, err)
 	mustAdd(t, src, pod("a", "x", nil))
 	src.Compact()
 	src.FailWatch(nil)
-	eventually(t, func() bool { return len(rec.get()) == 3 }, "got %v", rec.get())
-	assert.Equal(t, []string{"add a/x initial", "delete a/x unknown", "add a/x"}, rec.get())
+	testutil.Eventually(t, func() bool { return len(rec.List()) == 3 }, "got %v", rec.List())
+	assert.Equal(t, []string{"add a/x initial", "delete a/x unknown", "add a/x"}, rec.List())
 }
 
 func TestBookmarkAdvancesResourceVersion(t *testing.T) {
@@ -140,13 +141,13 @@ func TestBookmarkAdvancesResourceVersion(t *testing.T) {
 	other := informersSourceNoise(t, src)
 	inf, err := informers.NewInformer(src.ListWatch("a"), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	before := inf.LastSyncResourceVersion()
 	other() // changes in another namespace: invisible to this informer
 	require.Equal(t, before, inf.LastSyncResourceVersion())
 	src.Bookmark()
-	eventually(t, func() bool { return inf.LastSyncResourceVersion() == src.ResourceVersion() }, "bookmark applied")
+	testutil.Eventually(t, func() bool { return inf.LastSyncResourceVersion() == src.ResourceVersion() }, "bookmark applied")
 	assert.NotEqual(t, before, inf.LastSyncResourceVersion())
 }
 
@@ -167,7 +168,7 @@ func TestWatchListFallback(t *testing.T) {
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	require.NoError(t, err)
 	var errs atomic.Int32
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	calls := src.Calls()
 	assert.Equal(t, 1, calls.WatchList, "tried streaming once")
@@ -181,7 +182,7 @@ func TestLateHandler(t *testing.T) {
 	mustAdd(t, src, pod("a", "x", nil), pod("a", "y", nil))
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 
 	rec := &recorder{}
@@ -190,10 +191,10 @@ func TestLateHandler(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, reg.WaitForSync(ctx))
-	assert.ElementsMatch(t, []string{"add a/x initial", "add a/y initial"}, rec.get())
+	assert.ElementsMatch(t, []string{"add a/x initial", "add a/y initial"}, rec.List())
 	_, err = src.Delete("a", "x")
 	require.NoError(t, err)
-	eventually(t, func() bool { return rec.has("delete a/x") }, "later events follow")
+	testutil.Eventually(t, func() bool { return rec.Has("delete a/x") }, "later events follow")
 }
 
 func TestRemoveHandlerWhileEventsFlow(t *testing.T) {
@@ -205,7 +206,7 @@ func TestRemoveHandlerWhileEventsFlow(t *testing.T) {
 	require.NoError(t, err)
 	_, err = inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) { keptCalls.Add(1) }})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 
 	const n = 200
@@ -216,7 +217,7 @@ func TestRemoveHandlerWhileEventsFlow(t *testing.T) {
 			_, _ = src.Add(pod("a", fmt.Sprintf("p%d", i), nil))
 		}
 	}()
-	eventually(t, func() bool { return removedCalls.Load() > 0 }, "removed handler got events first")
+	testutil.Eventually(t, func() bool { return removedCalls.Load() > 0 }, "removed handler got events first")
 	removed.Remove()
 	select {
 	case <-removed.Done():
@@ -225,7 +226,7 @@ func TestRemoveHandlerWhileEventsFlow(t *testing.T) {
 	}
 	after := removedCalls.Load()
 	<-writer
-	eventually(t, func() bool { return keptCalls.Load() == n }, "kept handler got all %d events, got %d", n, keptCalls.Load())
+	testutil.Eventually(t, func() bool { return keptCalls.Load() == n }, "kept handler got all %d events, got %d", n, keptCalls.Load())
 	assert.Equal(t, after, removedCalls.Load(), "no call after Done")
 	assert.Zero(t, removed.Backlog())
 }
@@ -240,13 +241,13 @@ func TestResync(t *testing.T) {
 	require.NoError(t, err)
 	_, err = inf.AddHandler(plain)
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
-	eventually(t, func() bool {
-		return resynced.has("update a/x 1->1") && resynced.has("update a/y 2->2")
+	testutil.Eventually(t, func() bool {
+		return resynced.Has("update a/x 1->1") && resynced.Has("update a/y 2->2")
 	}, "resync replays the cache as updates")
-	eventually(t, func() bool { return len(plain.get()) == 2 }, "plain handler got the adds")
-	for _, e := range plain.get() {
+	testutil.Eventually(t, func() bool { return len(plain.List()) == 2 }, "plain handler got the adds")
+	for _, e := range plain.List() {
 		assert.Contains(t, e, "add", "no resync for a handler without a period")
 	}
 }
@@ -273,7 +274,7 @@ func TestTransform(t *testing.T) {
 		},
 	})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	got, err := inf.Lister().Namespace("a").Get("x")
 	require.NoError(t, err)
@@ -304,20 +305,20 @@ func TestTransformRenames(t *testing.T) {
 	require.NoError(t, err)
 	_, err = src.Delete("a", "y")
 	require.NoError(t, err)
-	eventually(t, func() bool { return rec.has("delete renamed-a/y-copy") }, "events: %v", rec.get())
-	assert.Equal(t, []string{"add renamed-a/x-copy initial", "add renamed-a/y-copy"}, slices.DeleteFunc(rec.get(), func(e string) bool {
+	testutil.Eventually(t, func() bool { return rec.Has("delete renamed-a/y-copy") }, "events: %v", rec.List())
+	assert.Equal(t, []string{"add renamed-a/x-copy initial", "add renamed-a/y-copy"}, slices.DeleteFunc(rec.List(), func(e string) bool {
 		return !strings.HasPrefix(e, "add")
 	}))
-	assert.True(t, rec.has("update renamed-a/x-copy 1->3"), "events: %v", rec.get())
+	assert.True(t, rec.Has("update renamed-a/x-copy 1->3"), "events: %v", rec.List())
 	_, err = inf.Lister().Namespace("a").Get("x")
 	assert.True(t, apierrors.IsNotFound(err), "nothing under the server's key")
 
-	before := len(rec.get())
+	before := len(rec.List())
 	src.Compact() // a relist of what the cache holds already
-	eventually(t, func() bool { c := src.Calls(); return c.List+c.WatchList >= 2 && src.Watchers() > 0 }, "no relist")
+	testutil.Eventually(t, func() bool { c := src.Calls(); return c.List+c.WatchList >= 2 && src.Watchers() > 0 }, "no relist")
 	mustAdd(t, src, pod("a", "z", nil))
-	eventually(t, func() bool { return rec.has("add renamed-a/z-copy") }, "events: %v", rec.get())
-	assert.Equal(t, []string{"add renamed-a/z-copy"}, rec.get()[before:], "the relist notified unchanged objects")
+	testutil.Eventually(t, func() bool { return rec.Has("add renamed-a/z-copy") }, "events: %v", rec.List())
+	assert.Equal(t, []string{"add renamed-a/z-copy"}, rec.List()[before:], "the relist notified unchanged objects")
 	assert.Equal(t, 2, inf.Lister().Len())
 }
 
@@ -351,14 +352,14 @@ func TestErrorsSurface(t *testing.T) {
 				},
 			})
 			require.NoError(t, err)
-			run(t, inf)
+			testutil.Run(t, inf)
 			err = waitFailsPromptly(t, inf.WaitForSync)
 			var ns *informers.NotSyncedError
 			require.ErrorAs(t, err, &ns)
 			assert.True(t, apierrors.IsForbidden(err), "the 403 is in the chain: %v", err)
 			assert.Contains(t, err.Error(), "pods.v1")
 			assert.NotZero(t, seen.Load())
-			eventually(t, func() bool {
+			testutil.Eventually(t, func() bool {
 				var lw *informers.ListWatchError
 				return errors.As(inf.LastError(), &lw) && lw.Op == tt.wantOp
 			}, "last error is the %s", tt.wantOp)
@@ -366,7 +367,7 @@ func TestErrorsSurface(t *testing.T) {
 			// Fixing the cause lets the informer sync on its own.
 			src.FailList(nil)
 			src.FailWatch(nil)
-			eventually(t, inf.HasSynced, "synced once allowed")
+			testutil.Eventually(t, inf.HasSynced, "synced once allowed")
 			assert.NoError(t, inf.LastError())
 		})
 	}
@@ -378,8 +379,8 @@ func TestWaitForSyncDeadline(t *testing.T) {
 	src.FailWatch(apierrors.NewServiceUnavailable("etcd is down"))
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	require.NoError(t, err)
-	run(t, inf)
-	eventually(t, func() bool { return inf.LastError() != nil }, "the list failed")
+	testutil.Run(t, inf)
+	testutil.Eventually(t, func() bool { return inf.LastError() != nil }, "the list failed")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	err = inf.WaitForSync(ctx)
@@ -413,10 +414,10 @@ func TestPanickingHandler(t *testing.T) {
 	healthy := &recorder{}
 	_, err = inf.AddHandler(healthy)
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	mustAdd(t, src, pod("a", "boom", nil), pod("a", "fine", nil))
-	eventually(t, func() bool { return len(healthy.get()) == 2 && afterPanic.Load() == 1 }, "both handlers go on")
+	testutil.Eventually(t, func() bool { return len(healthy.List()) == 2 && afterPanic.Load() == 1 }, "both handlers go on")
 	require.Equal(t, int32(1), panics.Load())
 	hp := lastPanic.Load()
 	assert.Equal(t, "buggy", hp.Handler)
@@ -445,7 +446,7 @@ func TestStuckHandler(t *testing.T) {
 	fast := &recorder{}
 	_, err = inf.AddHandler(fast)
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	t.Cleanup(func() { close(release) })
 	waitSynced(t, inf)
 	const n = 100
@@ -453,8 +454,8 @@ func TestStuckHandler(t *testing.T) {
 		mustAdd(t, src, pod("a", fmt.Sprintf("p%d", i), nil))
 	}
 	<-entered
-	eventually(t, func() bool { return len(fast.get()) == n }, "fast handler keeps up")
-	eventually(t, func() bool { return inf.Lister().Len() == n }, "cache keeps up")
+	testutil.Eventually(t, func() bool { return len(fast.List()) == n }, "fast handler keeps up")
+	testutil.Eventually(t, func() bool { return inf.Lister().Len() == n }, "cache keeps up")
 	assert.Equal(t, n, stuck.Backlog(), "one in progress and the rest queued")
 }
 
@@ -462,7 +463,7 @@ func TestRunTwice(t *testing.T) {
 	src := newPodSource()
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{})
 	require.NoError(t, err)
-	ctx := run(t, inf)
+	ctx := testutil.Run(t, inf)
 	waitSynced(t, inf)
 	require.Error(t, inf.Run(ctx))
 }
@@ -502,15 +503,15 @@ func TestWatchResumesWithoutRelist(t *testing.T) {
 	// here gets an event first.)
 	for i := range 3 {
 		mustAdd(t, src, pod("a", fmt.Sprintf("p%d", i), nil))
-		eventually(t, func() bool { return rec.has(fmt.Sprintf("add a/p%d", i)) }, "event %d", i)
+		testutil.Eventually(t, func() bool { return rec.Has(fmt.Sprintf("add a/p%d", i)) }, "event %d", i)
 		src.CloseWatches()
 	}
 	mustAdd(t, src, pod("a", "last", nil))
-	eventually(t, func() bool { return rec.has("add a/last") }, "event after the last reconnect")
+	testutil.Eventually(t, func() bool { return rec.Has("add a/last") }, "event after the last reconnect")
 	calls := src.Calls()
 	assert.Equal(t, 1, calls.List, "never relisted")
 	assert.Equal(t, 4, calls.Watch)
-	assert.Len(t, rec.get(), 5, "nothing repeated")
+	assert.Len(t, rec.List(), 5, "nothing repeated")
 }
 
 // Listed objects are copied out of the list's item array, so that the
@@ -525,7 +526,7 @@ func TestListItemsAreCopiedOut(t *testing.T) {
 	lw.DisableWatchList = true
 	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	for i := range list.Items {
 		got, err := inf.Lister().Namespace("a").Get(list.Items[i].Name)
@@ -563,7 +564,7 @@ func TestBadWatchEvents(t *testing.T) {
 	require.ErrorAs(t, <-errs, &lwErr)
 	assert.Equal(t, "decode", lwErr.Op)
 	assert.Contains(t, lwErr.Error(), "*v1.ConfigMap")
-	eventually(t, func() bool { return rec.has("add a/good") }, "the good event after the bad one")
+	testutil.Eventually(t, func() bool { return rec.Has("add a/good") }, "the good event after the bad one")
 
 	// What client-go's stream decoder sends when it cannot decode an event;
 	// the server has a new object meanwhile, which the relist finds.
@@ -572,7 +573,7 @@ func TestBadWatchEvents(t *testing.T) {
 	require.ErrorAs(t, <-errs, &lwErr)
 	assert.Equal(t, "watch", lwErr.Op)
 	assert.True(t, apierrors.IsInternalError(lwErr))
-	eventually(t, func() bool { return rec.has("add a/later") }, "the informer relisted and goes on")
+	testutil.Eventually(t, func() bool { return rec.Has("add a/later") }, "the informer relisted and goes on")
 	assert.Equal(t, 2, inf.Lister().Len())
 }
 
@@ -613,7 +614,7 @@ func TestInformerOfInterfaceType(t *testing.T) {
 	inf, err := informers.NewInformer(lw, informers.Options[informers.Object]{Backoff: fastBackoff})
 	require.NoError(t, err)
 	assert.Equal(t, "reflector.Object", inf.String(), "named by its type, not by a nil value")
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	select {
 	case <-inf.Synced():

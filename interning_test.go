@@ -17,6 +17,7 @@ import (
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/informerstest"
 	bf "github.com/kubetyped/informers/internal/benchfixtures"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // A list's pages are not reachable once their objects are cached and
@@ -84,7 +85,7 @@ func runListed(t *testing.T, opts informers.Options[*corev1.Pod], list func(meta
 	lw.DisableWatchList = true
 	inf, err := informers.NewInformer(lw, opts)
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	return inf
 }
@@ -100,7 +101,7 @@ func TestFactoryIntern(t *testing.T) {
 			informerstest.Serve(cluster, corev1.SchemeGroupVersion.WithResource("pods"), pods)
 			f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: cluster, Backoff: fastBackoff, Intern: intern})
 			inf := informers.Informer[*corev1.Pod](f)
-			startFactory(t, f)
+			testutil.StartFactory(t, f)
 			waitSynced(t, inf)
 			p1, err := inf.Lister().Namespace("a").Get("p1")
 			require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestLister(t *testing.T) {
@@ -23,7 +24,7 @@ func TestLister(t *testing.T) {
 	)
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	l := inf.Lister()
 	web := labels.SelectorFromSet(labels.Set{"app": "web"})
@@ -90,7 +91,7 @@ func TestListerWrongScope(t *testing.T) {
 	mustAdd(t, src, pod("a", "web", nil))
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 
 	_, err = inf.Lister().Get("web")

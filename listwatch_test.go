@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // FromClient works over client-go's fake clientset, which does not stream
@@ -28,7 +29,7 @@ func TestFromFakeClient(t *testing.T) {
 	defer cancel()
 	_, err := cs.CoreV1().Pods("a").Create(ctx, pod("a", "z", nil), metav1.CreateOptions{})
 	require.NoError(t, err)
-	eventually(t, func() bool { return rec.has("add a/z") }, "watch event delivered")
+	testutil.Eventually(t, func() bool { return rec.Has("add a/z") }, "watch event delivered")
 }
 
 func TestListWatchSelectorsAndTweak(t *testing.T) {
@@ -46,11 +47,11 @@ func TestListWatchSelectorsAndTweak(t *testing.T) {
 	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{
 		LabelSelector: "app=web", FieldSelector: "metadata.namespace=a", Backoff: fastBackoff})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	assert.Equal(t, []string{"a/web"}, names(mustList(t, inf.Lister())))
 	assert.NotZero(t, tweaked)
 	mustAdd(t, src, pod("a", "web2", map[string]string{"app": "web"}), pod("a", "db2", map[string]string{"app": "db"}))
-	eventually(t, func() bool { return inf.Lister().Len() == 2 }, "only matching objects arrive")
+	testutil.Eventually(t, func() bool { return inf.Lister().Len() == 2 }, "only matching objects arrive")
 	assert.Equal(t, []string{"a/web", "a/web2"}, names(mustList(t, inf.Lister())))
 }

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // countingMetrics counts what the hook is told, as "informer/what" and
@@ -88,15 +89,15 @@ func TestMetricsHook(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- inf.Run(ctx) }()
 
-	eventually(t, func() bool { return m.count("error watch-list 403") > 0 }, "no 403 counted")
+	testutil.Eventually(t, func() bool { return m.count("error watch-list 403") > 0 }, "no 403 counted")
 	src.FailList(nil)
-	eventually(t, inf.HasSynced, "never synced")
+	testutil.Eventually(t, inf.HasSynced, "never synced")
 	mustAdd(t, src, pod("ns", "panics", nil))
 	_, err = src.Update(pod("ns", "panics", map[string]string{"x": "y"}))
 	require.NoError(t, err)
 	_, err = src.Delete("ns", "a")
 	require.NoError(t, err)
-	eventually(t, func() bool { return m.count("panicked update") == 1 && m.count("delivered delete") == 1 }, "events not counted")
+	testutil.Eventually(t, func() bool { return m.count("panicked update") == 1 && m.count("delivered delete") == 1 }, "events not counted")
 
 	st := inf.Stats()
 	assert.Equal(t, 2, st.Objects)
@@ -109,7 +110,7 @@ func TestMetricsHook(t *testing.T) {
 	src.Compact()
 	src.CloseWatches()
 	mustAdd(t, src, pod("ns", "c", nil))
-	eventually(t, func() bool {
+	testutil.Eventually(t, func() bool {
 		return m.count("relist expired") >= 1 && inf.Lister().Len() == 3 && reg.Backlog() == 0
 	}, "no relist after compaction, or its add not delivered")
 

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // stateFollower is a handler that keeps the state its events describe,
@@ -99,7 +100,7 @@ func TestMergeByKeyEndsInTheCacheState(t *testing.T) {
 			f := newStateFollower()
 			reg, err := inf.AddHandler(f, informers.MergeByKey())
 			require.NoError(t, err)
-			run(t, inf)
+			testutil.Run(t, inf)
 			defer func() {
 				select {
 				case <-f.release:
@@ -130,7 +131,7 @@ func TestMergeByKeyEndsInTheCacheState(t *testing.T) {
 				require.LessOrEqual(t, reg.Backlog(), 2*objects+2)
 			}
 			close(f.release)
-			eventually(t, func() bool {
+			testutil.Eventually(t, func() bool {
 				state, _ := f.snapshot()
 				return reg.Backlog() == 0 && maps.Equal(state, cacheState(inf)) && len(state) == len(src.Objects())
 			}, "handler state never matched the cache")
@@ -160,7 +161,7 @@ func TestQueueLimitRemovesTheHandler(t *testing.T) {
 	defer close(f.release)
 	reg, err := inf.AddHandler(f, informers.WithName("stuck"), informers.WithQueueLimit(5))
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	for n := range 10 {
 		mustAdd(t, src, pod("ns", fmt.Sprint("p", n), nil))
@@ -186,7 +187,7 @@ func TestQueueLimitCountsEventsOnly(t *testing.T) {
 			mustAdd(t, src, pod("ns", "a", nil), pod("ns", "b", nil), pod("ns", "c", nil))
 			inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{})
 			require.NoError(t, err)
-			run(t, inf)
+			testutil.Run(t, inf)
 			waitSynced(t, inf)
 			f := newStateFollower()
 			opts := []informers.HandlerOption{informers.WithQueueLimit(3)}
@@ -195,13 +196,13 @@ func TestQueueLimitCountsEventsOnly(t *testing.T) {
 			}
 			reg, err := inf.AddHandler(f, opts...)
 			require.NoError(t, err)
-			eventually(t, func() bool { return reg.Backlog() == 3 }, "backlog %d, want the 3 adds", reg.Backlog())
+			testutil.Eventually(t, func() bool { return reg.Backlog() == 3 }, "backlog %d, want the 3 adds", reg.Backlog())
 			require.NoError(t, reg.Err(), "removed with only its limit of events waiting")
 			close(f.release)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			require.NoError(t, reg.WaitForSync(ctx))
-			eventually(t, func() bool { return reg.Backlog() == 0 }, "backlog %d after the initial state", reg.Backlog())
+			testutil.Eventually(t, func() bool { return reg.Backlog() == 0 }, "backlog %d after the initial state", reg.Backlog())
 			require.NoError(t, reg.Err())
 		})
 	}
@@ -214,7 +215,7 @@ func TestWaitForSyncOfRemovedHandler(t *testing.T) {
 	mustAdd(t, src, pod("ns", "a", nil), pod("ns", "b", nil), pod("ns", "c", nil))
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{OnError: func(error) {}})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 
 	overflowing := newStateFollower()
@@ -245,7 +246,7 @@ func TestReadyCheck(t *testing.T) {
 	reg, err := inf.AddHandler(f, informers.WithName("follower"))
 	require.NoError(t, err)
 	check := informers.ReadyCheck(inf, reg)
-	run(t, inf)
+	testutil.Run(t, inf)
 	defer func() {
 		select {
 		case <-f.release:
@@ -254,19 +255,19 @@ func TestReadyCheck(t *testing.T) {
 		}
 	}()
 
-	eventually(t, func() bool { return inf.LastError() != nil }, "no list error")
+	testutil.Eventually(t, func() bool { return inf.LastError() != nil }, "no list error")
 	err = check(nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "403 Forbidden")
 	assert.Contains(t, err.Error(), "handler follower")
 
 	src.FailList(nil)
-	eventually(t, inf.HasSynced, "never synced")
+	testutil.Eventually(t, inf.HasSynced, "never synced")
 	err = check(nil)
 	require.Error(t, err, "the handler is stuck before its initial state")
 	assert.NotContains(t, err.Error(), "cache of")
 	close(f.release)
-	eventually(t, func() bool { return check(nil) == nil }, "never ready")
+	testutil.Eventually(t, func() bool { return check(nil) == nil }, "never ready")
 
 	require.Error(t, informers.ReadyCheck(nil)(nil))
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // holdWatches makes src refuse watches with 429 Too Many Requests, which an
@@ -33,7 +34,7 @@ func holdWatches(t *testing.T, src *podSource) (reconnect func()) {
 	src.FailWatch(apierrors.NewTooManyRequests("slow down", 1))
 	before := src.Calls().Watch
 	src.CloseWatches()
-	eventually(t, func() bool { return src.Calls().Watch >= before+2 }, "the informer retries its watch")
+	testutil.Eventually(t, func() bool { return src.Calls().Watch >= before+2 }, "the informer retries its watch")
 	return func() { src.FailWatch(nil) }
 }
 
@@ -58,7 +59,7 @@ func TestTransformReturningNil(t *testing.T) {
 	assert.Equal(t, "a/nil", te.Key.String())
 	assert.Contains(t, te.Error(), "nil")
 	mustAdd(t, src, pod("a", "later", nil))
-	eventually(t, func() bool { return rec.has("add a/later") }, "the informer goes on")
+	testutil.Eventually(t, func() bool { return rec.Has("add a/later") }, "the informer goes on")
 	assert.Equal(t, []string{"a/kept", "a/later"}, names(mustList(t, inf.Lister())))
 }
 
@@ -81,20 +82,20 @@ func TestTransformClearingResourceVersion(t *testing.T) {
 			})
 			_, err := src.Update(pod("a", "y", map[string]string{"v": "2"}))
 			require.NoError(t, err)
-			eventually(t, func() bool { return inf.LastSyncResourceVersion() == src.ResourceVersion() }, "resume point follows the server")
+			testutil.Eventually(t, func() bool { return inf.LastSyncResourceVersion() == src.ResourceVersion() }, "resume point follows the server")
 
 			reconnect := holdWatches(t, src)
 			_, err = src.Delete("a", "x")
 			require.NoError(t, err)
 			reconnect()
-			eventually(t, func() bool { return rec.has("delete a/x") }, "the delete made while disconnected, got %v", rec.get())
+			testutil.Eventually(t, func() bool { return rec.Has("delete a/x") }, "the delete made while disconnected, got %v", rec.List())
 			assert.Equal(t, []string{"a/y"}, names(mustList(t, inf.Lister())))
 
-			before := len(rec.get())
+			before := len(rec.List())
 			src.Compact() // a relist: nothing changed
 			mustAdd(t, src, pod("a", "z", nil))
-			eventually(t, func() bool { return rec.has("add a/z") }, "after the relist")
-			assert.Equal(t, []string{"add a/z"}, rec.get()[before:], "no update for unchanged objects")
+			testutil.Eventually(t, func() bool { return rec.Has("add a/z") }, "after the relist")
+			assert.Equal(t, []string{"add a/z"}, rec.List()[before:], "no update for unchanged objects")
 		})
 	}
 }
@@ -119,12 +120,12 @@ func TestTransformFailingOnDelete(t *testing.T) {
 	require.NoError(t, err)
 	_, err = inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnDelete: func(d informers.Deleted[*corev1.Pod]) { deleted.Store(d.Object) }})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	fail.Store(true)
 	_, err = src.Delete("a", "x")
 	require.NoError(t, err)
-	eventually(t, func() bool { return deleted.Load() != nil }, "the handler saw the delete")
+	testutil.Eventually(t, func() bool { return deleted.Load() != nil }, "the handler saw the delete")
 	assert.Zero(t, inf.Lister().Len(), "the object is gone from the cache")
 	assert.Equal(t, "1", deleted.Load().Labels["v"], "the last cached state")
 }
@@ -153,7 +154,7 @@ func TestTransformFailingOnRecreatedObject(t *testing.T) {
 	mustAdd(t, src, pod("a", "x", map[string]string{"poison": "yes"}))
 	src.Compact() // the informer must relist
 	reconnect()
-	eventually(t, func() bool { return rec.has("delete a/x unknown") }, "the old object deleted: %v", rec.get())
+	testutil.Eventually(t, func() bool { return rec.Has("delete a/x unknown") }, "the old object deleted: %v", rec.List())
 	assert.Zero(t, inf.Lister().Len())
 }
 
@@ -168,14 +169,14 @@ func TestResumeAfterSyncAtVersionZero(t *testing.T) {
 			inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 			require.Equal(t, "0", src.ResourceVersion())
 			mustAdd(t, src, pod("a", "x", nil), pod("a", "y", nil))
-			eventually(t, func() bool { return inf.LastSyncResourceVersion() == src.ResourceVersion() }, "Added events advance the resume point")
+			testutil.Eventually(t, func() bool { return inf.LastSyncResourceVersion() == src.ResourceVersion() }, "Added events advance the resume point")
 
 			reconnect := holdWatches(t, src)
 			_, err := src.Delete("a", "x")
 			require.NoError(t, err)
 			reconnect()
-			eventually(t, func() bool { return rec.has("delete a/x") }, "the delete made while disconnected, got %v", rec.get())
-			assert.Equal(t, []string{"add a/x", "add a/y", "delete a/x"}, rec.get(), "nothing re-sent")
+			testutil.Eventually(t, func() bool { return rec.Has("delete a/x") }, "the delete made while disconnected, got %v", rec.List())
+			assert.Equal(t, []string{"add a/x", "add a/y", "delete a/x"}, rec.List(), "nothing re-sent")
 		})
 	}
 }
@@ -196,7 +197,7 @@ func TestMinWatchTimeoutFloor(t *testing.T) {
 	lw.DisableWatchList = true
 	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{MinWatchTimeout: time.Second})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	timeout := <-timeouts
 	assert.GreaterOrEqual(t, timeout, int64(300))
 	assert.LessOrEqual(t, timeout, int64(600))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/informerstest"
+	"github.com/kubetyped/informers/internal/testutil"
 	"github.com/kubetyped/informers/shard"
 )
 
@@ -57,7 +58,7 @@ func TestShardsPartitionObjects(t *testing.T) {
 				mine := shard.Of(shard.ByUID, i, 3)
 				inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &mine, Backoff: fastBackoff})
 				require.NoError(t, err)
-				run(t, inf)
+				testutil.Run(t, inf)
 				waitSynced(t, inf)
 				for p := range inf.Lister().All() {
 					prev, dup := owner[string(p.UID)]
@@ -93,7 +94,7 @@ func TestSetShardRanges(t *testing.T) {
 			quarters := shard.Split(4)
 			prev := shard.Shard{Ranges: quarters[0:2]}
 			inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &prev, Backoff: fastBackoff})
-			before := len(rec.get())
+			before := len(rec.List())
 
 			next := shard.Shard{Ranges: quarters[1:3]}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -114,8 +115,8 @@ func TestSetShardRanges(t *testing.T) {
 			}
 			require.NotZero(t, entering)
 			require.NotZero(t, leaving)
-			eventually(t, func() bool { return len(rec.get()) == before+len(want) }, "the handler sees the change")
-			got := rec.get()[before:]
+			testutil.Eventually(t, func() bool { return len(rec.List()) == before+len(want) }, "the handler sees the change")
+			got := rec.List()[before:]
 			assert.ElementsMatch(t, want, got)
 			lastAdd := slices.IndexFunc(got, func(e string) bool { return strings.HasPrefix(e, "delete") })
 			assert.False(t, slices.ContainsFunc(got[lastAdd:], func(e string) bool { return strings.HasPrefix(e, "add") }),
@@ -137,7 +138,7 @@ func TestSetShardRanges(t *testing.T) {
 				}
 				mustAdd(t, src, p)
 			}
-			eventually(t, func() bool { return rec.has("add " + key(in)) }, "the new shard's new object is seen")
+			testutil.Eventually(t, func() bool { return rec.Has("add " + key(in)) }, "the new shard's new object is seen")
 			_, err := inf.Lister().Namespace("ns").Get(out.Name)
 			assert.Error(t, err, "an object outside the shard is not cached")
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/informerstest"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // stalenessMetrics is a Metrics hook whose informer recorders implement
@@ -62,10 +63,10 @@ func TestStalenessMonitorStalledWatch(t *testing.T) {
 		Staleness: &informers.StalenessOptions{Interval: 10 * time.Millisecond, Threshold: threshold},
 	})
 	inf := informers.Informer[*corev1.Pod](f)
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	waitSynced(t, inf)
 	ready := f.ReadyCheck()
-	eventually(t, func() bool { _, told := m.get(); return told > 0 }, "the monitor probes")
+	testutil.Eventually(t, func() bool { _, told := m.get(); return told > 0 }, "the monitor probes")
 	require.NoError(t, ready(nil))
 	assert.Zero(t, inf.Stats().Staleness.Lag)
 
@@ -73,7 +74,7 @@ func TestStalenessMonitorStalledWatch(t *testing.T) {
 	for n := 1; n <= 3; n++ {
 		mustAdd(t, src, pod("a", fmt.Sprintf("p%d", n), nil))
 	}
-	eventually(t, func() bool { return inf.Stats().Staleness.Lag > threshold }, "the lag grows while the watch is silent")
+	testutil.Eventually(t, func() bool { return inf.Stats().Staleness.Lag > threshold }, "the lag grows while the watch is silent")
 	assert.True(t, inf.HasSynced(), "a stalled watch keeps the informer synced")
 	err := ready(nil)
 	var se *informers.StalenessError
@@ -83,12 +84,12 @@ func TestStalenessMonitorStalledWatch(t *testing.T) {
 	assert.Equal(t, uint64(3), st.Versions, "three writes behind")
 	assert.Equal(t, src.ResourceVersion(), st.ServerVersion)
 	assert.NoError(t, st.Err)
-	eventually(t, func() bool { last, _ := m.get(); return last.Lag > 0 && last.Versions == 3 }, "the metrics hook is told")
+	testutil.Eventually(t, func() bool { last, _ := m.get(); return last.Lag > 0 && last.Versions == 3 }, "the metrics hook is told")
 
 	src.StallWatches(false)
-	eventually(t, func() bool { return ready(nil) == nil }, "readiness recovers once the events arrive")
+	testutil.Eventually(t, func() bool { return ready(nil) == nil }, "readiness recovers once the events arrive")
 	assert.Zero(t, inf.Stats().Staleness.Lag)
-	eventually(t, func() bool { last, _ := m.get(); return last.Lag == 0 && last.Versions == 0 }, "the metrics hook is told")
+	testutil.Eventually(t, func() bool { last, _ := m.get(); return last.Lag == 0 && last.Versions == 0 }, "the metrics hook is told")
 }
 
 // Without a staleness monitor, Stats reports no staleness.
@@ -96,7 +97,7 @@ func TestStalenessMonitorOff(t *testing.T) {
 	src := newPodSource()
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	assert.Equal(t, informers.Staleness{}, inf.Stats().Staleness)
 	require.NoError(t, informers.ReadyCheck(inf)(nil))
@@ -112,11 +113,11 @@ func TestStalenessProbeError(t *testing.T) {
 		OnError:   func(error) {},
 	})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
-	eventually(t, func() bool { return !inf.Stats().Staleness.Probed.IsZero() }, "a probe answered")
+	testutil.Eventually(t, func() bool { return !inf.Stats().Staleness.Probed.IsZero() }, "a probe answered")
 	src.FailList(context.DeadlineExceeded)
-	eventually(t, func() bool { return inf.Stats().Staleness.Err != nil }, "the failed probe is reported")
+	testutil.Eventually(t, func() bool { return inf.Stats().Staleness.Err != nil }, "the failed probe is reported")
 	assert.Zero(t, inf.Stats().Staleness.Lag)
 	require.NoError(t, informers.ReadyCheck(inf)(nil))
 }

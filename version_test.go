@@ -11,15 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testutil"
 )
-
-// ctxFor returns a context that ends after d, or with the test.
-func ctxFor(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // addPod adds p to src and returns it as the server would: with its
 // resource version.
@@ -37,12 +30,12 @@ func TestWaitForVersion(t *testing.T) {
 	mustAdd(t, src, pod("a", "old", nil))
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 
 	src.StallWatches(true)
 	p := addPod(t, src, pod("a", "new", nil))
-	err = inf.WaitForVersion(ctxFor(t, 50*time.Millisecond), p.ResourceVersion)
+	err = inf.WaitForVersion(testutil.Context(t, 50*time.Millisecond), p.ResourceVersion)
 	var ce *informers.ConsistencyError
 	require.ErrorAs(t, err, &ce, "the watch is stalled: the cache cannot reach the version")
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
@@ -50,12 +43,12 @@ func TestWaitForVersion(t *testing.T) {
 	assert.NotEqual(t, p.ResourceVersion, ce.Cached)
 
 	src.StallWatches(false)
-	require.NoError(t, inf.WaitForVersion(ctxFor(t, 10*time.Second), p.ResourceVersion))
+	require.NoError(t, inf.WaitForVersion(testutil.Context(t, 10*time.Second), p.ResourceVersion))
 	got, err := inf.Lister().Namespace("a").Get("new")
 	require.NoError(t, err, "once the version is reached, the write is in the cache")
 	assert.Equal(t, p.ResourceVersion, got.ResourceVersion)
 	// An older version is reached already.
-	require.NoError(t, inf.WaitForVersion(ctxFor(t, time.Second), "1"))
+	require.NoError(t, inf.WaitForVersion(testutil.Context(t, time.Second), "1"))
 }
 
 func TestWaitForVersionUncomparable(t *testing.T) {
@@ -77,13 +70,13 @@ func TestWaitForVersionBookmark(t *testing.T) {
 	src := newPodSource()
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 
 	p := addPod(t, src, pod("a", "db", map[string]string{"app": "db"}))
-	require.Error(t, inf.WaitForVersion(ctxFor(t, 50*time.Millisecond), p.ResourceVersion), "no event carries the version")
+	require.Error(t, inf.WaitForVersion(testutil.Context(t, 50*time.Millisecond), p.ResourceVersion), "no event carries the version")
 	src.Bookmark()
-	require.NoError(t, inf.WaitForVersion(ctxFor(t, 10*time.Second), p.ResourceVersion))
+	require.NoError(t, inf.WaitForVersion(testutil.Context(t, 10*time.Second), p.ResourceVersion))
 }
 
 func TestRegistrationWaitForVersion(t *testing.T) {
@@ -97,18 +90,18 @@ func TestRegistrationWaitForVersion(t *testing.T) {
 		seen <- p.ResourceVersion
 	}})
 	require.NoError(t, err)
-	run(t, inf)
+	testutil.Run(t, inf)
 	waitSynced(t, inf)
 
 	p := addPod(t, src, pod("a", "x", nil))
-	require.NoError(t, inf.WaitForVersion(ctxFor(t, 10*time.Second), p.ResourceVersion), "the cache has it")
-	err = reg.WaitForVersion(ctxFor(t, 50*time.Millisecond), p.ResourceVersion)
+	require.NoError(t, inf.WaitForVersion(testutil.Context(t, 10*time.Second), p.ResourceVersion), "the cache has it")
+	err = reg.WaitForVersion(testutil.Context(t, 50*time.Millisecond), p.ResourceVersion)
 	var ce *informers.ConsistencyError
 	require.ErrorAs(t, err, &ce, "the handler is blocked: it has not been delivered the add")
 	assert.Equal(t, reg.Name(), ce.Handler)
 
 	close(release)
-	require.NoError(t, reg.WaitForVersion(ctxFor(t, 10*time.Second), p.ResourceVersion))
+	require.NoError(t, reg.WaitForVersion(testutil.Context(t, 10*time.Second), p.ResourceVersion))
 	select {
 	case rv := <-seen:
 		assert.Equal(t, p.ResourceVersion, rv, "the handler returned from the add before the wait ended")
@@ -117,7 +110,7 @@ func TestRegistrationWaitForVersion(t *testing.T) {
 	}
 
 	reg.Remove()
-	err = reg.WaitForVersion(ctxFor(t, 10*time.Second), p.ResourceVersion)
+	err = reg.WaitForVersion(testutil.Context(t, 10*time.Second), p.ResourceVersion)
 	require.ErrorIs(t, err, informers.ErrStopped, "a removed handler is never delivered anything")
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +24,7 @@ import (
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/clientgo"
 	"github.com/kubetyped/informers/informerstest"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 type podSource = informerstest.Source[*corev1.Pod, *corev1.PodList]
@@ -53,69 +53,25 @@ func newInformer(t *testing.T, src *podSource) *informers.SharedInformer[*corev1
 	return inf
 }
 
-// run runs inf until the end of the test.
-func run(t *testing.T, inf *informers.SharedInformer[*corev1.Pod]) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- inf.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-}
-
-func noLeaks(t *testing.T) {
-	t.Helper()
-	before := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, before) })
-}
-
-func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func eventually(t *testing.T, cond func() bool, msg string, args ...any) {
-	t.Helper()
-	require.Eventually(t, cond, 10*time.Second, time.Millisecond, append([]any{msg}, args...)...)
-}
-
 // events records what a client-go handler receives.
-type events struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (e *events) add(s string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.got = append(e.got, s)
-}
-
-func (e *events) get() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]string(nil), e.got...)
-}
+type events struct{ testutil.Events }
 
 // funcs is the kind of handler client-go controllers write: type
 // assertions, and a tombstone to unwrap on delete.
 func (e *events) funcs() cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { e.add("add " + obj.(*corev1.Pod).Name) },
+		AddFunc: func(obj any) { e.Record("add " + obj.(*corev1.Pod).Name) },
 		UpdateFunc: func(oldObj, newObj any) {
-			e.add(fmt.Sprintf("update %s %s->%s", newObj.(*corev1.Pod).Name, oldObj.(*corev1.Pod).ResourceVersion, newObj.(*corev1.Pod).ResourceVersion))
+			e.Record(fmt.Sprintf("update %s %s->%s", newObj.(*corev1.Pod).Name, oldObj.(*corev1.Pod).ResourceVersion, newObj.(*corev1.Pod).ResourceVersion))
 		},
 		DeleteFunc: func(obj any) {
 			switch o := obj.(type) {
 			case *corev1.Pod:
-				e.add("delete " + o.Name)
+				e.Record("delete " + o.Name)
 			case cache.DeletedFinalStateUnknown:
-				e.add(fmt.Sprintf("delete %s unknown (%s)", o.Obj.(*corev1.Pod).Name, o.Key))
+				e.Record(fmt.Sprintf("delete %s unknown (%s)", o.Obj.(*corev1.Pod).Name, o.Key))
 			default:
-				e.add(fmt.Sprintf("delete of %T", obj))
+				e.Record(fmt.Sprintf("delete of %T", obj))
 			}
 		},
 	}
@@ -124,48 +80,48 @@ func (e *events) funcs() cache.ResourceEventHandlerFuncs {
 // Deletes reach a client-go handler as the object when seen on the watch,
 // and as cache.DeletedFinalStateUnknown when found by a relist.
 func TestHandlerDeletes(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	src := newSource(t, pod("a", "x", nil), pod("a", "y", nil), pod("a", "z", nil))
 	inf := newInformer(t, src)
 	rec := &events{}
 	reg, err := clientgo.AddEventHandler(inf, rec.funcs())
 	require.NoError(t, err)
-	run(t, inf)
-	require.NoError(t, reg.WaitForSync(ctxFor(t)))
-	assert.ElementsMatch(t, []string{"add x", "add y", "add z"}, rec.get())
+	testutil.Run(t, inf)
+	require.NoError(t, reg.WaitForSync(testutil.Context(t, 10*time.Second)))
+	assert.ElementsMatch(t, []string{"add x", "add y", "add z"}, rec.List())
 
 	_, err = src.Delete("a", "x")
 	require.NoError(t, err)
-	eventually(t, func() bool { return len(rec.get()) == 4 }, "got %v", rec.get())
-	assert.Equal(t, "delete x", rec.get()[3])
+	testutil.Eventually(t, func() bool { return len(rec.List()) == 4 }, "got %v", rec.List())
+	assert.Equal(t, "delete x", rec.List()[3])
 
 	// Cut off, delete, forget the history: the relist finds y gone.
 	src.FailWatch(apierrors.NewServiceUnavailable("down"))
 	src.CloseWatches()
-	eventually(t, func() bool { return inf.LastError() != nil }, "the informer noticed the outage")
+	testutil.Eventually(t, func() bool { return inf.LastError() != nil }, "the informer noticed the outage")
 	_, err = src.Delete("a", "y")
 	require.NoError(t, err)
 	src.Compact()
 	src.FailWatch(nil)
-	eventually(t, func() bool { return len(rec.get()) == 5 }, "got %v", rec.get())
-	assert.Equal(t, "delete y unknown (a/y)", rec.get()[4])
+	testutil.Eventually(t, func() bool { return len(rec.List()) == 5 }, "got %v", rec.List())
+	assert.Equal(t, "delete y unknown (a/y)", rec.List()[4])
 }
 
 // The view serves client-go's generated listers, WaitForCacheSync and
 // WaitFor, and its handlers follow the informer.
 func TestViewListersAndSync(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	src := newSource(t, pod("a", "x", map[string]string{"app": "web"}), pod("a", "y", nil), pod("b", "x", map[string]string{"app": "web"}))
 	inf := newInformer(t, src)
 	view := clientgo.SharedIndexInformer(inf)
 	assert.False(t, view.HasSynced())
 	assert.Empty(t, view.LastSyncResourceVersion())
-	run(t, inf)
+	testutil.Run(t, inf)
 
 	stop := make(chan struct{})
 	defer close(stop)
 	require.True(t, cache.WaitForCacheSync(stop, view.HasSynced))
-	require.True(t, cache.WaitFor(ctxFor(t), "", view.HasSyncedChecker()))
+	require.True(t, cache.WaitFor(testutil.Context(t, 10*time.Second), "", view.HasSyncedChecker()))
 	assert.Equal(t, src.ResourceVersion(), view.LastSyncResourceVersion())
 	assert.Equal(t, src.ResourceVersion(), view.GetStore().LastStoreSyncResourceVersion())
 	assert.True(t, view.GetController().HasSynced())
@@ -197,13 +153,13 @@ func TestViewListersAndSync(t *testing.T) {
 	rec := &events{}
 	reg, err := view.AddEventHandler(rec.funcs())
 	require.NoError(t, err)
-	require.True(t, cache.WaitFor(ctxFor(t), "", reg.HasSyncedChecker()))
+	require.True(t, cache.WaitFor(testutil.Context(t, 10*time.Second), "", reg.HasSyncedChecker()))
 	assert.True(t, reg.HasSynced())
-	assert.Len(t, rec.get(), 3)
+	assert.Len(t, rec.List(), 3)
 	up := pod("a", "y", map[string]string{"v": "2"})
 	_, err = src.Update(up)
 	require.NoError(t, err)
-	eventually(t, func() bool { return len(rec.get()) == 4 }, "got %v", rec.get())
+	testutil.Eventually(t, func() bool { return len(rec.List()) == 4 }, "got %v", rec.List())
 	require.NoError(t, view.RemoveEventHandler(reg))
 	require.NoError(t, view.RemoveEventHandler(reg), "removing twice")
 	assert.Error(t, view.RemoveEventHandler(otherRegistration{}))
@@ -223,7 +179,7 @@ func mustGet(t *testing.T, inf *informers.SharedInformer[*corev1.Pod], ns, name 
 // Indexes added through the view serve client-go's index reads; the
 // namespace index is built in.
 func TestViewIndexers(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	src := newSource(t, pod("a", "x", nil), pod("a", "y", nil), pod("b", "z", nil))
 	inf := newInformer(t, src)
 	view := clientgo.SharedIndexInformer(inf)
@@ -231,8 +187,8 @@ func TestViewIndexers(t *testing.T) {
 	require.NoError(t, view.AddIndexers(cache.Indexers{"node": byNode, cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}))
 	assert.ErrorContains(t, view.AddIndexers(cache.Indexers{"node": byNode}), "exists already")
 	assert.ErrorContains(t, view.AddIndexers(cache.Indexers{cache.NamespaceIndex: byNode}), "built-in namespace index")
-	run(t, inf)
-	require.True(t, cache.WaitForCacheSync(ctxFor(t).Done(), view.HasSynced))
+	testutil.Run(t, inf)
+	require.True(t, cache.WaitForCacheSync(testutil.Context(t, 10*time.Second).Done(), view.HasSynced))
 
 	idx := view.GetIndexer()
 	assert.ElementsMatch(t, []string{"node", cache.NamespaceIndex}, keysOf(idx.GetIndexers()))
@@ -281,8 +237,8 @@ func TestViewIndexFuncError(t *testing.T) {
 	require.NoError(t, err)
 	view := clientgo.SharedIndexInformer(inf)
 	require.NoError(t, view.AddIndexers(cache.Indexers{"bad": func(any) ([]string, error) { return nil, errors.New("no value") }}))
-	run(t, inf)
-	require.True(t, cache.WaitForCacheSync(ctxFor(t).Done(), view.HasSynced))
+	testutil.Run(t, inf)
+	require.True(t, cache.WaitForCacheSync(testutil.Context(t, 10*time.Second).Done(), view.HasSynced))
 	mu.Lock()
 	defer mu.Unlock()
 	var ixErr *informers.IndexError
@@ -316,7 +272,7 @@ func TestViewReadOnly(t *testing.T) {
 // Run runs an informer that has not run; it stops with its context, and
 // the view reports it stopped.
 func TestViewRun(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	src := newSource(t, pod("a", "x", nil))
 	view := clientgo.SharedIndexInformer(newInformer(t, src))
 	stop := make(chan struct{})
@@ -325,17 +281,17 @@ func TestViewRun(t *testing.T) {
 		defer close(done)
 		view.Run(stop)
 	}()
-	require.True(t, cache.WaitForCacheSync(ctxFor(t).Done(), view.HasSynced))
+	require.True(t, cache.WaitForCacheSync(testutil.Context(t, 10*time.Second).Done(), view.HasSynced))
 	close(stop)
 	<-done
 	assert.True(t, view.IsStopped())
 	// A second run returns at once: an informer runs once.
-	view.RunWithContext(ctxFor(t))
+	view.RunWithContext(testutil.Context(t, 10*time.Second))
 }
 
 // A client-go ListerWatcher feeds an informer.
 func TestFromListerWatcher(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	src := newSource(t, pod("a", "x", nil), pod("b", "y", nil))
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -347,12 +303,12 @@ func TestFromListerWatcher(t *testing.T) {
 	}
 	inf, err := informers.NewInformer(clientgo.FromListerWatcher[*corev1.Pod](lw), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	require.NoError(t, err)
-	run(t, inf)
-	require.NoError(t, inf.WaitForSync(ctxFor(t)))
+	testutil.Run(t, inf)
+	require.NoError(t, inf.WaitForSync(testutil.Context(t, 10*time.Second)))
 	assert.Equal(t, 2, inf.Lister().Len())
 	_, err = src.Add(pod("a", "z", nil))
 	require.NoError(t, err)
-	eventually(t, func() bool { return inf.Lister().Len() == 3 }, "the watch is followed")
+	testutil.Eventually(t, func() bool { return inf.Lister().Len() == 3 }, "the watch is followed")
 
 	bad := &cache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) { return &corev1.Pod{}, nil },

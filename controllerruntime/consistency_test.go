@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // consistencyIterations is how many writes TestReadYourWritesConsistency
@@ -31,17 +32,17 @@ const consistencyIterations = 500
 // Reads after creates, updates, status-less patches and deletes see them;
 // the same reads with the option turned off per request often do not.
 func TestReadYourWritesConsistency(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t, klogFlushDaemon)
 	env := testenv.Shared(t)
 	admin := kubernetes.NewForConfigOrDie(env.Config())
-	ns := namespace(t, admin)
+	ns := testutil.Namespace(t, admin)
 	mgr := newManager(t, env.Config(), manager.Options{
 		Cache:  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		Client: client.Options{Cache: &client.CacheOptions{EnableReadYourWritesConsistency: ptr.To(true)}},
 	})
 	c := mgr.GetClient()
 	startManager(t, mgr)
-	ctx := ctxFor(t, 5*time.Minute)
+	ctx := testutil.Context(t, 5*time.Minute)
 
 	loop := func(prefix string, readOpts ...client.GetOption) (stale int) {
 		for i := range consistencyIterations {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/kubetyped/informers/controllerruntime"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // fixture is two namespaces of pods, labelled by namespace and number,
@@ -43,8 +44,8 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	env := testenv.Shared(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config())
-	f := &fixture{cfg: env.Config(), cs: cs, ns1: namespace(t, cs), ns2: namespace(t, cs)}
-	ctx := ctxFor(t, time.Minute)
+	f := &fixture{cfg: env.Config(), cs: cs, ns1: testutil.Namespace(t, cs), ns2: testutil.Namespace(t, cs)}
+	ctx := testutil.Context(t, time.Minute)
 	for _, ns := range []string{f.ns1, f.ns2} {
 		for i := range 3 {
 			_, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
@@ -74,7 +75,7 @@ func (f *fixture) start(t *testing.T, opts cache.Options) *controllerruntime.Cac
 		cancel()
 		require.NoError(t, <-done)
 	})
-	require.True(t, c.WaitForCacheSync(ctxFor(t, time.Minute)))
+	require.True(t, c.WaitForCacheSync(testutil.Context(t, time.Minute)))
 	return c
 }
 
@@ -87,9 +88,9 @@ func podNames(pods []corev1.Pod) []string {
 }
 
 func TestContract(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t, klogFlushDaemon)
 	f := newFixture(t)
-	ctx := ctxFor(t, 2*time.Minute)
+	ctx := testutil.Context(t, 2*time.Minute)
 	c := f.start(t, cache.Options{})
 
 	t.Run("should return an error if the object is not found", func(t *testing.T) {
@@ -199,9 +200,9 @@ func TestContract(t *testing.T) {
 }
 
 func TestContractIndexField(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t, klogFlushDaemon)
 	f := newFixture(t)
-	ctx := ctxFor(t, time.Minute)
+	ctx := testutil.Context(t, time.Minute)
 	c, err := controllerruntime.New(f.cfg, cache.Options{})
 	require.NoError(t, err)
 	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "spec.nodeName", func(o client.Object) []string {
@@ -243,9 +244,9 @@ func TestContractIndexField(t *testing.T) {
 }
 
 func TestContractRestrictedCache(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t, klogFlushDaemon)
 	f := newFixture(t)
-	ctx := ctxFor(t, time.Minute)
+	ctx := testutil.Context(t, time.Minute)
 	var stripped atomic.Int32 // transforms run on each informer's goroutine
 	c := f.start(t, cache.Options{
 		DefaultNamespaces: map[string]cache.Config{f.ns1: {}},
@@ -298,7 +299,7 @@ func TestContractRestrictedCache(t *testing.T) {
 		assert.True(t, inf.HasSynced())
 		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{})
 		require.NoError(t, err)
-		eventually(t, time.Minute, reg.HasSynced, "handler synced")
+		testutil.EventuallyWithin(t, time.Minute, reg.HasSynced, "handler synced")
 		select {
 		case <-reg.HasSyncedChecker().Done():
 		case <-ctx.Done():

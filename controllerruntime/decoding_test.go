@@ -18,17 +18,18 @@ import (
 
 	"github.com/kubetyped/informers/controllerruntime"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // The cache decodes built-in types and metadata with the library's
 // decoder: objects equal to the server's, sharing their equal parts,
 // without the fields to skip; with the decoder off they share nothing.
 func TestCacheDecoding(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t, klogFlushDaemon)
 	env := testenv.Shared(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := namespace(t, cs)
-	ctx := ctxFor(t, time.Minute)
+	ns := testutil.Namespace(t, cs)
+	ctx := testutil.Context(t, time.Minute)
 	for i := range 5 {
 		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("cm-", i), Labels: map[string]string{"app": "web"}},

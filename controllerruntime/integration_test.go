@@ -36,6 +36,7 @@ import (
 	"github.com/kubetyped/informers/clientgo"
 	"github.com/kubetyped/informers/controllerruntime"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
@@ -43,42 +44,9 @@ func TestMain(m *testing.M) {
 	testenv.Main(m)
 }
 
-// noLeaks checks at the end of the test that none of its goroutines
-// outlived it. Call it first in a test.
-func noLeaks(t *testing.T) {
-	t.Helper()
-	before := goleak.IgnoreCurrent()
-	t.Cleanup(func() {
-		goleak.VerifyNone(t, before,
-			goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-			goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-			goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
-			goleak.IgnoreAnyFunction("github.com/kubetyped/informers/internal/testenv.(*process).run"),
-			// controller-runtime's global workqueue metrics and klog.
-			goleak.IgnoreAnyFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
-		)
-	})
-}
-
-func ctxFor(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func eventually(t *testing.T, d time.Duration, cond func() bool, msg string, args ...any) {
-	t.Helper()
-	require.Eventually(t, cond, d, 20*time.Millisecond, append([]any{msg}, args...)...)
-}
-
-func namespace(t *testing.T, cs kubernetes.Interface) string {
-	t.Helper()
-	ns, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "cr-"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) })
-	return ns.Name
-}
+// klogFlushDaemon ignores klog's flush daemon, which can start during a
+// test and outlive it.
+var klogFlushDaemon = goleak.IgnoreAnyFunction("k8s.io/klog/v2.(*flushDaemon).run.func1")
 
 // newManager returns a manager on our cache, run until the end of the
 // test. Only NewCache differs from a stock manager.
@@ -106,7 +74,7 @@ func startManager(t *testing.T, mgr manager.Manager) {
 			t.Error("the manager did not stop")
 		}
 	})
-	require.True(t, mgr.GetCache().WaitForCacheSync(ctxFor(t, time.Minute)))
+	require.True(t, mgr.GetCache().WaitForCacheSync(testutil.Context(t, time.Minute)))
 }
 
 // seen records what a reconciler read from the cache, per object: the
@@ -154,10 +122,10 @@ var secretGVK = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
 // A manager on our cache reconciles created, updated and deleted objects,
 // typed, unstructured and metadata-only.
 func TestManagerReconciles(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t, klogFlushDaemon)
 	env := testenv.Shared(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := namespace(t, cs)
+	ns := testutil.Namespace(t, cs)
 	mgr := newManager(t, env.Config(), manager.Options{})
 
 	typed, unstr, meta := &seen{}, &seen{}, &seen{}
@@ -179,7 +147,7 @@ func TestManagerReconciles(t *testing.T) {
 		Complete(reconciler(mgr.GetClient(), newMeta, meta)))
 	startManager(t, mgr)
 
-	ctx := ctxFor(t, 2*time.Minute)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := types.NamespacedName{Namespace: ns, Name: "x"}
 	objMeta := func(v string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Namespace: ns, Name: "x", Labels: map[string]string{"v": v}}
@@ -192,7 +160,7 @@ func TestManagerReconciles(t *testing.T) {
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	for name, s := range map[string]*seen{"typed": typed, "unstructured": unstr, "metadata": meta} {
-		eventually(t, time.Minute, func() bool { return s.get(key) == "1" }, "%s: created", name)
+		testutil.EventuallyWithin(t, time.Minute, func() bool { return s.get(key) == "1" }, "%s: created", name)
 	}
 
 	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "x", metav1.GetOptions{})
@@ -211,28 +179,28 @@ func TestManagerReconciles(t *testing.T) {
 	_, err = cs.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	for name, s := range map[string]*seen{"typed": typed, "unstructured": unstr, "metadata": meta} {
-		eventually(t, time.Minute, func() bool { return s.get(key) == "2" }, "%s: updated", name)
+		testutil.EventuallyWithin(t, time.Minute, func() bool { return s.get(key) == "2" }, "%s: updated", name)
 	}
 
 	require.NoError(t, cs.CoreV1().ConfigMaps(ns).Delete(ctx, "x", metav1.DeleteOptions{}))
 	require.NoError(t, cs.CoreV1().Secrets(ns).Delete(ctx, "x", metav1.DeleteOptions{}))
 	require.NoError(t, cs.CoreV1().Services(ns).Delete(ctx, "x", metav1.DeleteOptions{}))
 	for name, s := range map[string]*seen{"typed": typed, "unstructured": unstr, "metadata": meta} {
-		eventually(t, time.Minute, func() bool { return s.get(key) == "gone" }, "%s: deleted", name)
+		testutil.EventuallyWithin(t, time.Minute, func() bool { return s.get(key) == "gone" }, "%s: deleted", name)
 	}
 }
 
 // List through the manager's client answers label and field selectors and
 // an IndexField index from our cache.
 func TestManagerListSelectorsAndIndex(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t, klogFlushDaemon)
 	env := testenv.Shared(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns, other := namespace(t, cs), namespace(t, cs)
+	ns, other := testutil.Namespace(t, cs), testutil.Namespace(t, cs)
 	mgr := newManager(t, env.Config(), manager.Options{})
 	require.NoError(t, mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, "spec.nodeName",
 		func(o client.Object) []string { return []string{o.(*corev1.Pod).Spec.NodeName} }))
-	ctx := ctxFor(t, 2*time.Minute)
+	ctx := testutil.Context(t, 2*time.Minute)
 	for i, spec := range []struct{ ns, node, app string }{{ns, "n1", "web"}, {ns, "n1", "db"}, {ns, "n2", "web"}, {other, "n1", "web"}} {
 		_, err := cs.CoreV1().Pods(spec.ns).Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Labels: map[string]string{"app": spec.app}},
@@ -255,7 +223,7 @@ func TestManagerListSelectorsAndIndex(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var pods corev1.PodList
-			eventually(t, time.Minute, func() bool {
+			testutil.EventuallyWithin(t, time.Minute, func() bool {
 				require.NoError(t, mgr.GetClient().List(ctx, &pods, tc.opts...))
 				return len(namesOf(pods.Items, ns, other)) == len(tc.want)
 			}, "listed %v", namesOf(pods.Items, ns, other))
@@ -285,39 +253,39 @@ func namesOf(pods []corev1.Pod, namespaces ...string) []string {
 
 // A manager on our cache goes on reconciling after kube-apiserver restarts.
 func TestManagerSurvivesAPIServerRestart(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t, klogFlushDaemon)
 	env := testenv.New(t, testenv.Options{})
 	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := namespace(t, cs)
+	ns := testutil.Namespace(t, cs)
 	mgr := newManager(t, env.Config(), manager.Options{})
 	s := &seen{}
 	require.NoError(t, builder.ControllerManagedBy(mgr).Named("restart").For(&corev1.ConfigMap{}).
 		Complete(reconciler(mgr.GetClient(), func() client.Object { return &corev1.ConfigMap{} }, s)))
 	startManager(t, mgr)
-	ctx := ctxFor(t, 3*time.Minute)
+	ctx := testutil.Context(t, 3*time.Minute)
 	create := func(name string) {
 		t.Helper()
 		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"v": "1"}}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
 	create("before")
-	eventually(t, time.Minute, func() bool { return s.get(types.NamespacedName{Namespace: ns, Name: "before"}) == "1" }, "reconciled before the restart")
+	testutil.EventuallyWithin(t, time.Minute, func() bool { return s.get(types.NamespacedName{Namespace: ns, Name: "before"}) == "1" }, "reconciled before the restart")
 
 	require.NoError(t, env.RestartAPIServer(ctx))
 	create("after")
 	require.NoError(t, cs.CoreV1().ConfigMaps(ns).Delete(ctx, "before", metav1.DeleteOptions{}))
-	eventually(t, 2*time.Minute, func() bool { return s.get(types.NamespacedName{Namespace: ns, Name: "after"}) == "1" }, "reconciled after the restart")
-	eventually(t, 2*time.Minute, func() bool { return s.get(types.NamespacedName{Namespace: ns, Name: "before"}) == "gone" }, "delete reconciled after the restart")
+	testutil.EventuallyWithin(t, 2*time.Minute, func() bool { return s.get(types.NamespacedName{Namespace: ns, Name: "after"}) == "1" }, "reconciled after the restart")
+	testutil.EventuallyWithin(t, 2*time.Minute, func() bool { return s.get(types.NamespacedName{Namespace: ns, Name: "before"}) == "gone" }, "delete reconciled after the restart")
 }
 
 // RemoveInformer stops the informer of a type and frees it, with the
 // objects it cached; the next request makes a new one.
 func TestRemoveInformer(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t, klogFlushDaemon)
 	env := testenv.Shared(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := namespace(t, cs)
-	ctx := ctxFor(t, time.Minute)
+	ns := testutil.Namespace(t, cs)
+	ctx := testutil.Context(t, time.Minute)
 	const count = 20
 	for i := range count {
 		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
@@ -346,7 +314,7 @@ func TestRemoveInformer(t *testing.T) {
 	assert.NoError(t, c.RemoveInformer(ctx, &corev1.Secret{}), "removing an informer that is not there")
 
 	inf = nil // the test's own reference: what is left is the cache's
-	eventually(t, 10*time.Second, func() bool {
+	testutil.EventuallyWithin(t, 10*time.Second, func() bool {
 		runtime.GC()
 		if informer.Value() != nil {
 			return false

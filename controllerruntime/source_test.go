@@ -19,15 +19,16 @@ import (
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/controllerruntime"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // A typed informer of ours feeds a controller through Source, with
 // predicates; the controller waits for the source to sync.
 func TestSource(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t, klogFlushDaemon)
 	env := testenv.Shared(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := namespace(t, cs)
+	ns := testutil.Namespace(t, cs)
 	factory := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: ns})
 	configMaps := informers.Informer[*corev1.ConfigMap](factory)
 	fctx, stop := context.WithCancel(context.Background())
@@ -53,14 +54,14 @@ func TestSource(t *testing.T) {
 		})))
 	startManager(t, mgr)
 
-	ctx := ctxFor(t, time.Minute)
+	ctx := testutil.Context(t, time.Minute)
 	for name, lbls := range map[string]map[string]string{"a": {"v": "1"}, "skipped": {"v": "1", "skip": "yes"}} {
 		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
 	key := types.NamespacedName{Namespace: ns, Name: "a"}
-	eventually(t, time.Minute, func() bool { return s.get(key) == "1" }, "created")
+	testutil.EventuallyWithin(t, time.Minute, func() bool { return s.get(key) == "1" }, "created")
 	require.NoError(t, cs.CoreV1().ConfigMaps(ns).Delete(ctx, "a", metav1.DeleteOptions{}))
-	eventually(t, time.Minute, func() bool { return s.get(key) == "gone" }, "deleted")
+	testutil.EventuallyWithin(t, time.Minute, func() bool { return s.get(key) == "gone" }, "deleted")
 	require.Empty(t, s.get(types.NamespacedName{Namespace: ns, Name: "skipped"}), "the predicate filtered it out")
 }

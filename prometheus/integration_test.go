@@ -13,7 +13,6 @@ import (
 	prom "github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 	informersprom "github.com/kubetyped/informers/prometheus"
 )
 
@@ -33,14 +33,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // handler's backlog rises and drains, and an API server restart moves the
 // watch error and relist counters.
 func TestScrapeOnRealControlPlane(t *testing.T) {
-	before := goleak.IgnoreCurrent()
-	t.Cleanup(func() {
-		goleak.VerifyNone(t, before,
-			goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-			goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-			goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
-			goleak.IgnoreAnyFunction("github.com/kubetyped/informers/internal/testenv.(*process).run"))
-	})
+	testutil.NoLeaks(t)
 	env := testenv.New(t, testenv.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -89,7 +82,7 @@ func TestScrapeOnRealControlPlane(t *testing.T) {
 		}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
-	eventually(t, func() bool { v, _ := value(scrape(t, url), "informer_objects", podSeries); return v == 5 }, "objects gauge never said 5")
+	testutil.EventuallyWithin(t, 20*time.Second, func() bool { v, _ := value(scrape(t, url), "informer_objects", podSeries); return v == 5 }, "objects gauge never said 5")
 
 	code, body := readyz(t, url)
 	assert.Equal(t, 503, code)
@@ -105,9 +98,9 @@ func TestScrapeOnRealControlPlane(t *testing.T) {
 		require.NoError(t, err)
 	}
 	stuckSeries := map[string]string{"resource": "pods", "handler": "stuck"}
-	eventually(t, func() bool { v, _ := value(scrape(t, url), "informer_handler_backlog", stuckSeries); return v >= 5 }, "backlog of the stuck handler never grew")
+	testutil.EventuallyWithin(t, 20*time.Second, func() bool { v, _ := value(scrape(t, url), "informer_handler_backlog", stuckSeries); return v >= 5 }, "backlog of the stuck handler never grew")
 	release.Do(func() { close(stuck) })
-	eventually(t, func() bool { v, _ := value(scrape(t, url), "informer_handler_backlog", stuckSeries); return v == 0 }, "backlog never drained")
+	testutil.EventuallyWithin(t, 20*time.Second, func() bool { v, _ := value(scrape(t, url), "informer_handler_backlog", stuckSeries); return v == 0 }, "backlog never drained")
 
 	families := scrape(t, url)
 	watchErrors, _ := value(families, "informer_request_errors_total", map[string]string{"resource": "pods", "verb": "watch"})
@@ -115,14 +108,14 @@ func TestScrapeOnRealControlPlane(t *testing.T) {
 	require.NoError(t, env.RestartAPIServer(ctx))
 	// Writes after the restart, so that the informer has something to
 	// catch up on.
-	eventually(t, func() bool {
+	testutil.EventuallyWithin(t, 20*time.Second, func() bool {
 		_, err := admin.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "after-restart"},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 		}, metav1.CreateOptions{})
 		return err == nil
 	}, "apiserver not back")
-	eventually(t, func() bool {
+	testutil.EventuallyWithin(t, 20*time.Second, func() bool {
 		f := scrape(t, url)
 		e, _ := value(f, "informer_request_errors_total", map[string]string{"resource": "pods", "verb": "watch"})
 		r, _ := value(f, "informer_relists_total", map[string]string{"resource": "pods"})

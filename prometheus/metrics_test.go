@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/informerstest"
+	"github.com/kubetyped/informers/internal/testutil"
 	informersprom "github.com/kubetyped/informers/prometheus"
 	"github.com/kubetyped/informers/shard"
 )
@@ -26,11 +27,6 @@ var fastBackoff = &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 
 
 func pod(name string, labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: labels}}
-}
-
-func eventually(t *testing.T, cond func() bool, msg string) {
-	t.Helper()
-	require.Eventually(t, cond, 20*time.Second, 5*time.Millisecond, msg)
 }
 
 // TestMetrics runs an informer with a handler over an in-process source
@@ -74,7 +70,7 @@ func TestMetrics(t *testing.T) {
 	}()
 
 	series := map[string]string{"name": "pods.v1", "resource": "pods", "version": "v1"}
-	eventually(t, func() bool {
+	testutil.EventuallyWithin(t, 20*time.Second, func() bool {
 		v, _ := value(scrape(t, url), "informer_request_errors_total", map[string]string{"name": "pods.v1", "verb": "watch-list", "code": "403"})
 		return v > 0
 	}, "no 403 counted")
@@ -83,12 +79,12 @@ func TestMetrics(t *testing.T) {
 	assert.Contains(t, body, "403 Forbidden")
 
 	src.FailList(nil)
-	eventually(t, func() bool { code, _ := readyz(t, url); return code == 200 }, "never ready")
+	testutil.EventuallyWithin(t, 20*time.Second, func() bool { code, _ := readyz(t, url); return code == 200 }, "never ready")
 	for i := range 10 {
 		_, err := src.Update(pod("a", map[string]string{"i": string(rune('0' + i))}))
 		require.NoError(t, err)
 	}
-	eventually(t, func() bool {
+	testutil.EventuallyWithin(t, 20*time.Second, func() bool {
 		v, _ := value(scrape(t, url), "informer_handler_backlog", map[string]string{"handler": "h"})
 		return v == 10
 	}, "backlog not 10")
@@ -97,7 +93,7 @@ func TestMetrics(t *testing.T) {
 	require.NoError(t, err)
 	_, err = src.Update(pod("bad", map[string]string{"x": "y"}))
 	require.NoError(t, err)
-	eventually(t, func() bool {
+	testutil.EventuallyWithin(t, 20*time.Second, func() bool {
 		f := scrape(t, url)
 		backlog, _ := value(f, "informer_handler_backlog", map[string]string{"handler": "h"})
 		panics, _ := value(f, "informer_handler_panics_total", map[string]string{"handler": "h", "event": "update"})
@@ -184,7 +180,7 @@ func TestShardGauges(t *testing.T) {
 	require.NoError(t, err)
 	runSynced(t, inf)
 	url := serve(t, reg, informers.ReadyCheck(inf))
-	eventually(t, func() bool {
+	testutil.EventuallyWithin(t, 20*time.Second, func() bool {
 		f := scrape(t, url)
 		client, _ := value(f, "informer_shard_filter", map[string]string{"filter": "client"})
 		dropped, _ := value(f, "informer_shard_objects_dropped_total", nil)
@@ -207,14 +203,14 @@ func TestStalenessGauges(t *testing.T) {
 	require.NoError(t, err)
 	runSynced(t, inf)
 	url := serve(t, reg, informers.ReadyCheck(inf))
-	eventually(t, func() bool { _, ok := value(scrape(t, url), "informer_staleness_seconds", nil); return ok }, "no staleness gauge")
+	testutil.EventuallyWithin(t, 20*time.Second, func() bool { _, ok := value(scrape(t, url), "informer_staleness_seconds", nil); return ok }, "no staleness gauge")
 
 	src.StallWatches(true)
 	for _, name := range []string{"a", "b"} {
 		_, err := src.Add(pod(name, nil))
 		require.NoError(t, err)
 	}
-	eventually(t, func() bool {
+	testutil.EventuallyWithin(t, 20*time.Second, func() bool {
 		f := scrape(t, url)
 		lag, _ := value(f, "informer_staleness_seconds", nil)
 		versions, _ := value(f, "informer_staleness_resource_versions", nil)
@@ -225,7 +221,7 @@ func TestStalenessGauges(t *testing.T) {
 	assert.Contains(t, body, "is stale")
 
 	src.StallWatches(false)
-	eventually(t, func() bool {
+	testutil.EventuallyWithin(t, 20*time.Second, func() bool {
 		f := scrape(t, url)
 		lag, _ := value(f, "informer_staleness_seconds", nil)
 		versions, _ := value(f, "informer_staleness_resource_versions", nil)
@@ -237,9 +233,5 @@ func TestStalenessGauges(t *testing.T) {
 // runSynced runs inf until the end of the test and waits for it to sync.
 func runSynced(t *testing.T, inf *informers.SharedInformer[*corev1.Pod]) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- inf.Run(ctx) }()
-	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
-	require.NoError(t, inf.WaitForSync(ctx))
+	require.NoError(t, inf.WaitForSync(testutil.Run(t, inf)))
 }

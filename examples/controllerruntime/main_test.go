@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubetyped/informers/examples/internal/exampletest"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestCopies(t *testing.T) {
 	env := testenv.Shared(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := exampletest.Namespace(t, cs)
+	ns := testutil.Namespace(t, cs)
 	ctx := exampletest.Context(t)
 	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
 		return run(ctx, env.Config(), out, options{Namespace: ns})

@@ -16,13 +16,14 @@ import (
 
 	"github.com/kubetyped/informers/examples/internal/exampletest"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestGreetings(t *testing.T) {
 	env := testenv.Shared(t)
-	ns := exampletest.Namespace(t, kubernetes.NewForConfigOrDie(env.Config()))
+	ns := testutil.Namespace(t, kubernetes.NewForConfigOrDie(env.Config()))
 	dyn := dynamic.NewForConfigOrDie(env.Config())
 	ctx := exampletest.Context(t)
 

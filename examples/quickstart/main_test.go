@@ -19,6 +19,7 @@ import (
 	"github.com/kubetyped/informers/examples/internal/demo"
 	"github.com/kubetyped/informers/examples/internal/exampletest"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestCounts(t *testing.T) {
 	env := testenv.Shared(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := exampletest.Namespace(t, cs)
+	ns := testutil.Namespace(t, cs)
 	ctx := exampletest.Context(t)
 
 	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
@@ -108,7 +109,7 @@ func onServer(t *testing.T, cs kubernetes.Interface, ns string) int {
 func TestMetricsEndpoint(t *testing.T) {
 	env := testenv.Shared(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := exampletest.Namespace(t, cs)
+	ns := testutil.Namespace(t, cs)
 	ctx := exampletest.Context(t)
 	_, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "p"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubetyped/informers/examples/internal/exampletest"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -39,7 +40,7 @@ func controlledBy(obj metav1.Object, kind string) []metav1.OwnerReference {
 func TestReport(t *testing.T) {
 	env := testenv.Shared(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := exampletest.Namespace(t, cs)
+	ns := testutil.Namespace(t, cs)
 	ctx := exampletest.Context(t)
 
 	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubetyped/informers/examples/internal/exampletest"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -25,7 +26,7 @@ func TestSecretMirror(t *testing.T) {
 	env := testenv.Shared(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config())
 	ctx := exampletest.Context(t)
-	from := exampletest.Namespace(t, cs)
+	from := testutil.Namespace(t, cs)
 	to := from + "-mirrors" // created below, once the controller has failed for want of it
 
 	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
@@ -113,7 +114,7 @@ func TestReadYourWritesPreventsDoubleCreate(t *testing.T) {
 	const secrets = 30
 	doubleCreates := map[bool]int{}
 	for _, staleReads := range []bool{true, false} {
-		from, to := exampletest.Namespace(t, cs), exampletest.Namespace(t, cs)
+		from, to := testutil.Namespace(t, cs), testutil.Namespace(t, cs)
 		p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
 			return run(ctx, env.Config(), out, options{From: from, To: to, Workers: 2, StaleReads: staleReads})
 		})

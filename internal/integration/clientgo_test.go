@@ -17,17 +17,18 @@ import (
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/clientgo"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // A client-go style controller on the view of our informer handles a
 // delete that happened while it was cut off: the relist after 410 delivers
 // it as cache.DeletedFinalStateUnknown, which its DeleteFunc unwraps.
 func TestClientGoControllerDeleteWhileDisconnected(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.New(t, testenv.Options{UncachedResources: []string{"configmaps"}})
 	admin := clientset(t, env.Config())
-	ns := namespace(t, admin)
-	ctx := ctxFor(t, 2*time.Minute)
+	ns := testutil.Namespace(t, admin)
+	ctx := testutil.Context(t, 2*time.Minute)
 	for i := range 3 {
 		_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
 		require.NoError(t, err)
@@ -61,26 +62,26 @@ func TestClientGoControllerDeleteWhileDisconnected(t *testing.T) {
 	})
 	require.NoError(t, err)
 	lister := corelisters.NewConfigMapLister(informer.GetIndexer())
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	require.True(t, cache.WaitForCacheSync(ctx.Done(), informer.HasSynced))
 	got, err := lister.ConfigMaps(ns).Get("cm-0")
 	require.NoError(t, err)
 	assert.Equal(t, "cm-0", got.Name)
 
 	require.NoError(t, admin.CoreV1().ConfigMaps(ns).Delete(ctx, "cm-0", metav1.DeleteOptions{}))
-	eventually(t, 30*time.Second, func() bool {
+	testutil.EventuallyWithin(t, 30*time.Second, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(deleted) == 1
 	}, "the delete seen on the watch")
 
 	net.Cut()
-	eventually(t, 30*time.Second, func() bool { return informer.Informer().LastError() != nil }, "the informer noticed the cut")
+	testutil.EventuallyWithin(t, 30*time.Second, func() bool { return informer.Informer().LastError() != nil }, "the informer noticed the cut")
 	require.NoError(t, admin.CoreV1().ConfigMaps(ns).Delete(ctx, "cm-1", metav1.DeleteOptions{}))
 	require.NoError(t, env.Compact(ctx))
 	net.Heal()
 
-	eventually(t, time.Minute, func() bool {
+	testutil.EventuallyWithin(t, time.Minute, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(deleted) == 2

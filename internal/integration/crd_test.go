@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // Gadget is a custom resource with a Go type of its own.
@@ -97,7 +98,7 @@ func createGadgetCRDIn(t *testing.T, dyn dynamic.Interface, ctx context.Context,
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = dyn.Resource(crdRes).Delete(context.Background(), crd.GetName(), metav1.DeleteOptions{}) })
 	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}
-	eventually(t, time.Minute, func() bool {
+	testutil.EventuallyWithin(t, time.Minute, func() bool {
 		_, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
 		return err == nil
 	}, "the CRD is served")
@@ -116,13 +117,13 @@ func gadget(ns, name string, size int64) *unstructured.Unstructured {
 // and as unstructured, requested before its CRD exists: WaitForSync says
 // the server does not serve it, and the informers sync once it does.
 func TestCustomResource(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.Shared(t)
 	admin := clientset(t, env.Config())
-	ns := namespace(t, admin)
+	ns := testutil.Namespace(t, admin)
 	dyn, err := dynamic.NewForConfig(env.Config())
 	require.NoError(t, err)
-	ctx := ctxFor(t, 2*time.Minute)
+	ctx := testutil.Context(t, 2*time.Minute)
 
 	w := &wire{}
 	cfg := env.Config()
@@ -132,7 +133,7 @@ func TestCustomResource(t *testing.T) {
 	require.NoError(t, typed.Err())
 	untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gadgetGV.WithResource("gadgets")})
 	require.NoError(t, untyped.Err())
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 
 	short, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -146,9 +147,9 @@ func TestCustomResource(t *testing.T) {
 	createGadgetCRD(t, dyn, ctx)
 	_, err = dyn.Resource(gadgetGV.WithResource("gadgets")).Namespace(ns).Create(ctx, gadget(ns, "g1", 3), metav1.CreateOptions{})
 	require.NoError(t, err)
-	eventually(t, time.Minute, func() bool { return typed.HasSynced() && untyped.HasSynced() }, "synced once the CRD exists")
+	testutil.EventuallyWithin(t, time.Minute, func() bool { return typed.HasSynced() && untyped.HasSynced() }, "synced once the CRD exists")
 	require.NoError(t, f.WaitForSync(ctx))
-	eventually(t, 30*time.Second, func() bool { return typed.Lister().Len() == 1 && untyped.Lister().Len() == 1 }, "the gadget arrived")
+	testutil.EventuallyWithin(t, 30*time.Second, func() bool { return typed.Lister().Len() == 1 && untyped.Lister().Len() == 1 }, "the gadget arrived")
 	g, err := typed.Lister().Namespace(ns).Get("g1")
 	require.NoError(t, err)
 	assert.Equal(t, 3, g.Spec.Size)
@@ -168,19 +169,19 @@ func TestCustomResource(t *testing.T) {
 // for it (WaitForSync says so, and does not fail at once) and syncs within
 // 2 seconds of the resource being served.
 func TestWaitForResource(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.Shared(t)
 	admin := clientset(t, env.Config())
-	ns := namespace(t, admin)
+	ns := testutil.Namespace(t, admin)
 	dyn, err := dynamic.NewForConfig(env.Config())
 	require.NoError(t, err)
-	ctx := ctxFor(t, 2*time.Minute)
+	ctx := testutil.Context(t, 2*time.Minute)
 	gvr := schema.GroupVersionResource{Group: "later.example.com", Version: "v1", Resource: "gadgets"}
 
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: ns})
 	later := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr, WaitForResource: true})
 	require.NoError(t, later.Err())
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 
 	short, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -205,19 +206,19 @@ func TestWaitForResource(t *testing.T) {
 // few seconds of the CRD's install, however long it waited before
 // (client-go's informer: 16 s and more, its backoff having grown).
 func TestMissingResourceStartsPromptly(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.Shared(t)
 	admin := clientset(t, env.Config())
-	ns := namespace(t, admin)
+	ns := testutil.Namespace(t, admin)
 	dyn, err := dynamic.NewForConfig(env.Config())
 	require.NoError(t, err)
-	ctx := ctxFor(t, 2*time.Minute)
+	ctx := testutil.Context(t, 2*time.Minute)
 	gvr := schema.GroupVersionResource{Group: "prompt.example.com", Version: "v1", Resource: "gadgets"}
 
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: ns, OnError: func(error) {}})
 	later := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr})
 	require.NoError(t, later.Err())
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	short, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	start := time.Now()

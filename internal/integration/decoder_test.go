@@ -15,13 +15,14 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // createLabeled creates n config maps with the same labels and data in ns.
 func createLabeled(t *testing.T, env *testenv.Env, ns string, n int) {
 	t.Helper()
 	cs := clientset(t, env.Config())
-	ctx := ctxFor(t, time.Minute)
+	ctx := testutil.Context(t, time.Minute)
 	require.NoError(t, parallel(n, 8, func(i int) error {
 		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("cm-", i), Labels: map[string]string{"app": "web", "tier": "front"}},
@@ -36,22 +37,22 @@ func createLabeled(t *testing.T, env *testenv.Env, ns string, n int) {
 // without the fields to skip; with the decoder off they share nothing.
 // Updates arrive the same way through the watch.
 func TestDecoderAgainstServer(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.Shared(t)
 	cs := clientset(t, env.Config())
-	ns := namespace(t, cs)
+	ns := testutil.Namespace(t, cs)
 	createLabeled(t, env, ns, 10)
 	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	shared := informers.Informer[*corev1.ConfigMap](f)
 	plain := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff, DisableDecoder: true})
 	apart := informers.Informer[*corev1.ConfigMap](plain)
 	skipping := informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{LabelSelector: "app=web", SkipFields: []string{"metadata.managedFields", "data"}})
-	startFactory(t, f)
-	startFactory(t, plain)
-	require.NoError(t, f.WaitForSync(ctxFor(t, time.Minute)))
-	require.NoError(t, plain.WaitForSync(ctxFor(t, time.Minute)))
+	testutil.StartFactory(t, f)
+	testutil.StartFactory(t, plain)
+	require.NoError(t, f.WaitForSync(testutil.Context(t, time.Minute)))
+	require.NoError(t, plain.WaitForSync(testutil.Context(t, time.Minute)))
 
-	server, err := cs.CoreV1().ConfigMaps(ns).List(ctxFor(t, time.Minute), metav1.ListOptions{})
+	server, err := cs.CoreV1().ConfigMaps(ns).List(testutil.Context(t, time.Minute), metav1.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, server.Items, 10)
 	for i := range server.Items {
@@ -72,9 +73,9 @@ func TestDecoderAgainstServer(t *testing.T) {
 
 	cm := server.Items[0].DeepCopy()
 	cm.Data["config.yaml"] = "replicas: 5"
-	updated, err := cs.CoreV1().ConfigMaps(ns).Update(ctxFor(t, time.Minute), cm, metav1.UpdateOptions{})
+	updated, err := cs.CoreV1().ConfigMaps(ns).Update(testutil.Context(t, time.Minute), cm, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	eventually(t, time.Minute, func() bool {
+	testutil.EventuallyWithin(t, time.Minute, func() bool {
 		got, err := shared.Lister().Namespace(ns).Get(cm.Name)
 		return err == nil && apiequality.Semantic.DeepEqual(updated, got)
 	}, "the update arrives decoded")
@@ -83,20 +84,20 @@ func TestDecoderAgainstServer(t *testing.T) {
 // A metadata-only informer of a factory with a rest.Config lists and
 // watches metadata in protobuf, decoded by the library's decoder.
 func TestMetadataDecoded(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.Shared(t)
 	cs := clientset(t, env.Config())
-	ns := namespace(t, cs)
+	ns := testutil.Namespace(t, cs)
 	createLabeled(t, env, ns, 5)
 	w := &wire{}
 	cfg := env.Config()
 	cfg.WrapTransport = w.wrap
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff, RESTConfig: cfg})
 	inf := informers.InformerWith(f, informers.Options[*metav1.PartialObjectMetadata]{Resource: corev1.SchemeGroupVersion.WithResource("configmaps")})
-	startFactory(t, f)
-	require.NoError(t, f.WaitForSync(ctxFor(t, time.Minute)))
+	testutil.StartFactory(t, f)
+	require.NoError(t, f.WaitForSync(testutil.Context(t, time.Minute)))
 	require.Equal(t, 5, inf.Lister().Len())
-	server, err := cs.CoreV1().ConfigMaps(ns).List(ctxFor(t, time.Minute), metav1.ListOptions{})
+	server, err := cs.CoreV1().ConfigMaps(ns).List(testutil.Context(t, time.Minute), metav1.ListOptions{})
 	require.NoError(t, err)
 	for i := range server.Items {
 		got, err := inf.Lister().Namespace(ns).Get(server.Items[i].Name)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // convergeWithin bounds how long, once a fault has ended and the churn
@@ -41,8 +42,8 @@ const faultWait = time.Minute
 // of the fault's, against a control plane with kube-apiserver's
 // ShardedListAndWatch gate on, so that the server filters shards.
 func TestFaultMatrix(t *testing.T) {
-	noLeaks(t)
-	ctx := ctxFor(t, 15*time.Minute)
+	testutil.NoLeaks(t)
+	ctx := testutil.Context(t, 15*time.Minute)
 	for _, server := range matrixServers() {
 		t.Run(server.name, func(t *testing.T) {
 			env := testenv.New(t, server.opts)
@@ -181,7 +182,7 @@ type matrixRun struct {
 // every handler has synced.
 func startMatrix(t *testing.T, ctx context.Context, env *testenv.Env) *matrixRun {
 	r := &matrixRun{ctx: ctx, env: env, admin: clientset(t, env.Config())}
-	r.ns = namespace(t, r.admin)
+	r.ns = testutil.Namespace(t, r.admin)
 	seed := rand.Uint64()
 	t.Logf("churn seed %d", seed)
 	var err error
@@ -203,7 +204,7 @@ func startMatrix(t *testing.T, ctx context.Context, env *testenv.Env) *matrixRun
 func (r *matrixRun) churned(t *testing.T, n int64) {
 	t.Helper()
 	target := r.churn.Writes() + n
-	eventually(t, faultWait, func() bool { return r.churn.Writes() >= target }, "the churn writes")
+	testutil.EventuallyWithin(t, faultWait, func() bool { return r.churn.Writes() >= target }, "the churn writes")
 }
 
 // hitWatches arms faults for every informer's next requests, ends every

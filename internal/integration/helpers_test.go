@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,8 +10,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -25,26 +22,6 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// noLeaks checks, once the test and all its other cleanups are done, that
-// none of its goroutines outlived it. Call it first in a test.
-func noLeaks(t *testing.T) {
-	t.Helper()
-	before := goleak.IgnoreCurrent()
-	t.Cleanup(func() {
-		goleak.VerifyNone(t, append(idleConnections(),
-			before, goleak.IgnoreAnyFunction("github.com/kubetyped/informers/internal/testenv.(*process).run"))...)
-	})
-}
-
-// idleConnections ignores the goroutines of HTTP connections kept for reuse.
-func idleConnections() []goleak.Option {
-	return []goleak.Option{
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
-	}
-}
-
 // fastBackoff makes informers retry quickly.
 var fastBackoff = &wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Cap: time.Second, Steps: 1 << 20, Jitter: 0.5}
 
@@ -53,51 +30,6 @@ func clientset(t *testing.T, cfg *rest.Config) kubernetes.Interface {
 	cs, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
 	return cs
-}
-
-// namespace creates a namespace for the test, deleted at its end.
-func namespace(t *testing.T, cs kubernetes.Interface) string {
-	t.Helper()
-	ctx := context.Background()
-	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "it-"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) })
-	return ns.Name
-}
-
-func ctxFor(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// startFactory starts f and shuts it down at the end of the test.
-func startFactory(t *testing.T, f *informers.Factory) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	f.Start(ctx)
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, f.Shutdown(ctxFor(t, 30*time.Second)))
-	})
-}
-
-// runInformer runs inf until the end of the test.
-func runInformer[T informers.Object](t *testing.T, inf *informers.SharedInformer[T]) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- inf.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-}
-
-func eventually(t *testing.T, d time.Duration, cond func() bool, msg string, args ...any) {
-	t.Helper()
-	require.Eventually(t, cond, d, 20*time.Millisecond, append([]any{msg}, args...)...)
 }
 
 // lastEvent is what a handler last saw of one object.

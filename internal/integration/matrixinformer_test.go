@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 	"github.com/kubetyped/informers/shard"
 )
 
@@ -77,7 +78,7 @@ func startMatrixInformer(t *testing.T, env *testenv.Env, ns string, c combo, i i
 		m.regs[j], err = m.inf.AddHandler(m.handlers[j], hopts...)
 		require.NoError(t, err)
 	}
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	return m
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 	"github.com/kubetyped/informers/membership"
 	"github.com/kubetyped/informers/shard"
 )
@@ -54,11 +55,11 @@ type replica struct {
 // object created or deleted meanwhile. It renews again, and the three
 // share the objects again.
 func TestMembershipTakeover(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.New(t, testenv.Options{FeatureGates: map[string]bool{shardGate: true}})
 	cs := clientset(t, env.Config())
-	ctx := ctxFor(t, 5*time.Minute)
-	ns := namespace(t, cs)
+	ctx := testutil.Context(t, 5*time.Minute)
+	ns := testutil.Namespace(t, cs)
 	require.NoError(t, parallel(600, 16, func(i int) error {
 		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap(fmt.Sprintf("cm-%d", i)), metav1.CreateOptions{})
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func pathEndsWithURL(raw, resource string) bool {
@@ -30,9 +31,9 @@ func TestProtobufOnTheWire(t *testing.T) {
 			name = "rest.Config"
 		}
 		t.Run(name, func(t *testing.T) {
-			noLeaks(t)
+			testutil.NoLeaks(t)
 			env := testenv.Shared(t)
-			ns := namespace(t, clientset(t, env.Config()))
+			ns := testutil.Namespace(t, clientset(t, env.Config()))
 			createConfigMaps(t, env, ns, 5)
 			w := &wire{}
 			cfg := env.Config()
@@ -47,8 +48,8 @@ func TestProtobufOnTheWire(t *testing.T) {
 			}
 			cms := informers.Informer[*corev1.ConfigMap](f)
 			deploys := informers.Informer[*appsv1.Deployment](f)
-			startFactory(t, f)
-			require.NoError(t, f.WaitForSync(ctxFor(t, time.Minute)))
+			testutil.StartFactory(t, f)
+			require.NoError(t, f.WaitForSync(testutil.Context(t, time.Minute)))
 			assert.Equal(t, 5, cms.Lister().Len())
 			assert.Zero(t, deploys.Lister().Len())
 			checked := 0

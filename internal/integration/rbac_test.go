@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // A cache that cannot sync because RBAC forbids it says so at once:
@@ -27,11 +28,11 @@ func TestForbiddenIsReportedPromptly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			noLeaks(t)
+			testutil.NoLeaks(t)
 			env := testenv.Shared(t)
 			admin := clientset(t, env.Config())
-			ns := namespace(t, admin)
-			ctx := ctxFor(t, 2*time.Minute)
+			ns := testutil.Namespace(t, admin)
+			ctx := testutil.Context(t, 2*time.Minute)
 			if tt.verbs != nil {
 				_, err := admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
 					ObjectMeta: metav1.ObjectMeta{Name: "cm"},
@@ -45,7 +46,7 @@ func TestForbiddenIsReportedPromptly(t *testing.T) {
 				}, metav1.CreateOptions{})
 				require.NoError(t, err)
 				// Wait until the binding is in force.
-				eventually(t, 30*time.Second, func() bool {
+				testutil.EventuallyWithin(t, 30*time.Second, func() bool {
 					_, err := clientset(t, env.RestrictedConfig()).CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
 					return err == nil
 				}, "list allowed")
@@ -53,7 +54,7 @@ func TestForbiddenIsReportedPromptly(t *testing.T) {
 
 			f := informers.NewFactoryWith(clientset(t, env.RestrictedConfig()), informers.FactoryOptions{Namespace: ns})
 			cms := informers.Informer[*corev1.ConfigMap](f)
-			startFactory(t, f)
+			testutil.StartFactory(t, f)
 			start := time.Now()
 			err := f.WaitForSync(ctx)
 			elapsed := time.Since(start)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // readYourWritesIterations is how many writes each loop of
@@ -34,15 +35,15 @@ const readYourWritesIterations = 2000
 // cache: through a Tracker it always reads its write; through a plain
 // lister it often reads the past.
 func TestReadYourWrites(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.Shared(t)
 	admin := clientset(t, env.Config())
-	ns := namespace(t, admin)
-	ctx := ctxFor(t, 5*time.Minute)
+	ns := testutil.Namespace(t, admin)
+	ctx := testutil.Context(t, 5*time.Minute)
 
 	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns})
 	inf := informers.Informer[*corev1.ConfigMap](f)
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	require.NoError(t, f.WaitForSync(ctx))
 	tracker := informers.NewTracker(inf, 10*time.Second)
 
@@ -172,7 +173,7 @@ func (c *childController) work(ctx context.Context) {
 // has on the server, once every parent has one.
 func runChildController(t *testing.T, env *testenv.Env, ns string, tracked bool) (children map[string]int, c *childController) {
 	t.Helper()
-	ctx := ctxFor(t, 5*time.Minute)
+	ctx := testutil.Context(t, 5*time.Minute)
 	admin := clientset(t, env.Config())
 	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns})
 	c = &childController{
@@ -203,7 +204,7 @@ func runChildController(t *testing.T, env *testenv.Env, ns string, tracked bool)
 		c.queue.ShutDown()
 		cancel()
 		workers.Wait()
-		require.NoError(t, f.Shutdown(ctxFor(t, 30*time.Second)))
+		require.NoError(t, f.Shutdown(testutil.Context(t, 30*time.Second)))
 	}()
 
 	// Parents are created one after the other, each patched at once three
@@ -237,7 +238,7 @@ func runChildController(t *testing.T, env *testenv.Env, ns string, tracked bool)
 	}
 	<-churned
 
-	eventually(t, 2*time.Minute, func() bool {
+	testutil.EventuallyWithin(t, 2*time.Minute, func() bool {
 		children = childrenPerParent(t, admin, ns)
 		if len(children) < parents {
 			return false
@@ -296,13 +297,13 @@ func duplicates(children map[string]int) (n int, which []string) {
 // The ReplicaSet pattern under churn and API server restarts: with a
 // Tracker, no parent ever gets a second child; without one, some do.
 func TestReplicaSetPatternDuplicates(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.New(t, testenv.Options{})
 	admin := clientset(t, env.Config())
 
-	plainChildren, plain := runChildController(t, env, namespace(t, admin), false)
+	plainChildren, plain := runChildController(t, env, testutil.Namespace(t, admin), false)
 	plainDup, plainWhich := duplicates(plainChildren)
-	trackedChildren, tracked := runChildController(t, env, namespace(t, admin), true)
+	trackedChildren, tracked := runChildController(t, env, testutil.Namespace(t, admin), true)
 	trackedDup, trackedWhich := duplicates(trackedChildren)
 
 	t.Logf("one child per parent, %d parents, 2 API server restarts: without a Tracker %d duplicate children (%d creates, %d retries) %v; with a Tracker %d (%d creates, %d retries)",
@@ -342,11 +343,11 @@ func (l *stalenessLog) get() (time.Duration, int, error) {
 // grow and readiness fails past the threshold; once the connection is
 // released the informer watches again and both recover.
 func TestStalenessAfterAPIServerRestart(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.New(t, testenv.Options{})
 	admin := clientset(t, env.Config())
-	ns := namespace(t, admin)
-	ctx := ctxFor(t, 3*time.Minute)
+	ns := testutil.Namespace(t, admin)
+	ctx := testutil.Context(t, 3*time.Minute)
 
 	const threshold = 300 * time.Millisecond
 	conn := newHalfOpen()
@@ -358,7 +359,7 @@ func TestStalenessAfterAPIServerRestart(t *testing.T) {
 		Staleness: &informers.StalenessOptions{Interval: 50 * time.Millisecond, Threshold: threshold},
 	})
 	inf := informers.Informer[*corev1.ConfigMap](f)
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	require.NoError(t, f.WaitForSync(ctx))
 	ready := f.ReadyCheck()
 
@@ -391,21 +392,21 @@ func TestStalenessAfterAPIServerRestart(t *testing.T) {
 			log.record(inf.Stats().Staleness.Lag, ready(nil))
 		}
 	})
-	eventually(t, 30*time.Second, func() bool { return ready(nil) == nil && !inf.Stats().Staleness.Probed.IsZero() }, "ready, with the monitor probing")
+	testutil.EventuallyWithin(t, 30*time.Second, func() bool { return ready(nil) == nil && !inf.Stats().Staleness.Probed.IsZero() }, "ready, with the monitor probing")
 	before, _, _ := log.get()
 
 	require.NoError(t, env.RestartAPIServer(ctx))
-	eventually(t, time.Minute, func() bool { _, notReady, _ := log.get(); return notReady > 0 }, "readiness failed after the restart")
+	testutil.EventuallyWithin(t, time.Minute, func() bool { _, notReady, _ := log.get(); return notReady > 0 }, "readiness failed after the restart")
 	_, _, lastErr := log.get()
 	var se *informers.StalenessError
 	require.ErrorAs(t, lastErr, &se, "readiness failed on staleness")
 	assert.True(t, inf.HasSynced(), "the silent watch keeps the informer synced")
 	assert.NoError(t, inf.LastError(), "and shows no error")
-	eventually(t, time.Minute, func() bool { return inf.Stats().Staleness.Lag > 5*threshold }, "the lag grows while the watch is silent")
+	testutil.EventuallyWithin(t, time.Minute, func() bool { return inf.Stats().Staleness.Lag > 5*threshold }, "the lag grows while the watch is silent")
 	stale := inf.Stats().Staleness
 
 	conn.Release()
-	eventually(t, time.Minute, func() bool { return ready(nil) == nil && inf.Stats().Staleness.Lag == 0 }, "readiness recovered")
+	testutil.EventuallyWithin(t, time.Minute, func() bool { return ready(nil) == nil && inf.Stats().Staleness.Lag == 0 }, "readiness recovered")
 	maxLag, notReady, _ := log.get()
 	t.Logf("staleness before the restart peaked at %v; after it, with the watch silent: lag %v, %d versions behind, %d readiness checks failed (%v); peak %v; recovered once the watch was released",
 		before.Round(time.Millisecond), stale.Lag.Round(time.Millisecond), stale.Versions, notReady, se, maxLag.Round(time.Millisecond))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // An informer that synced on a namespace with nothing in it moves its
@@ -20,11 +21,11 @@ import (
 // from the last one, so a delete made meanwhile arrives, and objects that
 // did not change are not delivered again.
 func TestEmptyNamespaceResumes(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.Shared(t)
 	admin := clientset(t, env.Config())
-	ns := namespace(t, admin)
-	ctx := ctxFor(t, 2*time.Minute)
+	ns := testutil.Namespace(t, admin)
+	ctx := testutil.Context(t, 2*time.Minute)
 
 	net := newFaults("configmaps")
 	cfg := env.Config()
@@ -34,7 +35,7 @@ func TestEmptyNamespaceResumes(t *testing.T) {
 	seen := newTracker[*corev1.ConfigMap]()
 	reg, err := inf.AddHandler(seen)
 	require.NoError(t, err)
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	require.NoError(t, reg.WaitForSync(ctx))
 	synced := inf.LastSyncResourceVersion()
 	require.Zero(t, inf.Lister().Len())
@@ -45,15 +46,15 @@ func TestEmptyNamespaceResumes(t *testing.T) {
 		require.NoError(t, err)
 		last = cm.ResourceVersion
 	}
-	eventually(t, 30*time.Second, func() bool { return inf.LastSyncResourceVersion() == last }, "the resume point follows the adds (synced at %s)", synced)
-	eventually(t, 30*time.Second, func() bool { return seen.count() == 2 }, "two adds delivered")
+	testutil.EventuallyWithin(t, 30*time.Second, func() bool { return inf.LastSyncResourceVersion() == last }, "the resume point follows the adds (synced at %s)", synced)
+	testutil.EventuallyWithin(t, 30*time.Second, func() bool { return seen.count() == 2 }, "two adds delivered")
 
 	net.Cut()
-	eventually(t, 30*time.Second, func() bool { return inf.LastError() != nil }, "the informer noticed the cut")
+	testutil.EventuallyWithin(t, 30*time.Second, func() bool { return inf.LastError() != nil }, "the informer noticed the cut")
 	require.NoError(t, admin.CoreV1().ConfigMaps(ns).Delete(ctx, "a", metav1.DeleteOptions{}))
 	net.Heal()
 
-	eventually(t, time.Minute, func() bool {
+	testutil.EventuallyWithin(t, time.Minute, func() bool {
 		ok, _ := seen.converged(serverConfigMaps(t, admin, ns))
 		return ok
 	}, "the delete made while disconnected arrived")
@@ -66,9 +67,9 @@ func TestEmptyNamespaceResumes(t *testing.T) {
 func TestReleaseAndShutdownEndWatchStreams(t *testing.T) {
 	env := testenv.Shared(t)
 	admin := clientset(t, env.Config())
-	ns := namespace(t, admin)
+	ns := testutil.Namespace(t, admin)
 	createConfigMaps(t, env, ns, 5)
-	ctx := ctxFor(t, time.Minute)
+	ctx := testutil.Context(t, time.Minute)
 	for _, release := range []bool{true, false} {
 		before := goleak.IgnoreCurrent()
 		f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns})
@@ -82,6 +83,6 @@ func TestReleaseAndShutdownEndWatchStreams(t *testing.T) {
 		}
 		require.NoError(t, f.Shutdown(ctx))
 		cancel()
-		goleak.VerifyNone(t, append(idleConnections(), before)...)
+		goleak.VerifyNone(t, append(testutil.IdleConnections(), before)...)
 	}
 }

@@ -12,19 +12,20 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // A long disconnect past an etcd compaction forces a relist after 410:
 // objects deleted meanwhile reach handlers as deletes with the final state
 // unknown, changed ones as updates, unchanged ones not at all.
 func TestRelistAfterCompaction(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	// Without the watch cache, a watch from a compacted version gets 410
 	// from etcd at once.
 	env := testenv.New(t, testenv.Options{UncachedResources: []string{"configmaps"}})
 	admin := clientset(t, env.Config())
-	ns := namespace(t, admin)
-	ctx := ctxFor(t, 2*time.Minute)
+	ns := testutil.Namespace(t, admin)
+	ctx := testutil.Context(t, 2*time.Minute)
 	const n = 30
 	for i := range n {
 		_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
@@ -39,7 +40,7 @@ func TestRelistAfterCompaction(t *testing.T) {
 	seen := newTracker[*corev1.ConfigMap]()
 	reg, err := inf.AddHandler(seen)
 	require.NoError(t, err)
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	// The handler's registration, not the factory: the factory waits for
 	// caches, and initial adds may still be queued for the handler.
 	require.NoError(t, reg.WaitForSync(ctx))
@@ -47,7 +48,7 @@ func TestRelistAfterCompaction(t *testing.T) {
 	require.Equal(t, n, before, "the initial adds")
 
 	net.Cut()
-	eventually(t, 30*time.Second, func() bool { return inf.LastError() != nil }, "the informer noticed the cut")
+	testutil.EventuallyWithin(t, 30*time.Second, func() bool { return inf.LastError() != nil }, "the informer noticed the cut")
 	for i := range 10 { // deleted while cut off
 		require.NoError(t, admin.CoreV1().ConfigMaps(ns).Delete(ctx, fmt.Sprintf("cm-%d", i), metav1.DeleteOptions{}))
 	}
@@ -65,7 +66,7 @@ func TestRelistAfterCompaction(t *testing.T) {
 	require.NoError(t, env.Compact(ctx))
 	net.Heal()
 
-	eventually(t, time.Minute, func() bool {
+	testutil.EventuallyWithin(t, time.Minute, func() bool {
 		ok, _ := seen.converged(serverConfigMaps(t, admin, ns))
 		return ok
 	}, "handler converged after the relist")
@@ -80,18 +81,18 @@ func TestRelistAfterCompaction(t *testing.T) {
 // while a writer keeps changing objects, costs no event: informers resume
 // or relist and converge on the server's state.
 func TestRestarts(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.New(t, testenv.Options{})
 	admin := clientset(t, env.Config())
-	ns := namespace(t, admin)
-	ctx := ctxFor(t, 3*time.Minute)
+	ns := testutil.Namespace(t, admin)
+	ctx := testutil.Context(t, 3*time.Minute)
 
 	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	seen := newTracker[*corev1.ConfigMap]()
 	_, err := inf.AddHandler(seen)
 	require.NoError(t, err)
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	require.NoError(t, f.WaitForSync(ctx))
 
 	stop := make(chan struct{})
@@ -128,7 +129,7 @@ func TestRestarts(t *testing.T) {
 		}
 	}()
 	waitWrites := func(min int) {
-		eventually(t, 30*time.Second, func() bool { return seen.count() >= min }, "writes flow")
+		testutil.EventuallyWithin(t, 30*time.Second, func() bool { return seen.count() >= min }, "writes flow")
 	}
 	waitWrites(50)
 	require.NoError(t, env.RestartAPIServer(ctx))
@@ -139,7 +140,7 @@ func TestRestarts(t *testing.T) {
 	writes := <-writerDone
 	t.Logf("%d writes, %d events, %d deletes found by relists", writes, seen.count(), seen.unknowns)
 
-	eventually(t, time.Minute, func() bool {
+	testutil.EventuallyWithin(t, time.Minute, func() bool {
 		ok, why := seen.converged(serverConfigMaps(t, admin, ns))
 		if !ok {
 			t.Log(why)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 	"github.com/kubetyped/informers/shard"
 )
 
@@ -27,10 +28,10 @@ const shardGate = "ShardedListAndWatch"
 func TestShardHashMatchesServer(t *testing.T) {
 	env := testenv.New(t, testenv.Options{FeatureGates: map[string]bool{shardGate: true}})
 	cs := clientset(t, env.Config())
-	ctx := ctxFor(t, 2*time.Minute)
+	ctx := testutil.Context(t, 2*time.Minute)
 	var namespaces []string
 	for range 4 {
-		namespaces = append(namespaces, namespace(t, cs))
+		namespaces = append(namespaces, testutil.Namespace(t, cs))
 	}
 	for i := range 200 {
 		_, err := cs.CoreV1().ConfigMaps(namespaces[i%4]).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
@@ -81,10 +82,10 @@ func TestShardsClientFiltered(t *testing.T) {
 }
 
 func testShards(t *testing.T, env *testenv.Env, filter shard.Filter) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	cs := clientset(t, env.Config())
-	ns := namespace(t, cs)
-	ctx := ctxFor(t, 5*time.Minute)
+	ns := testutil.Namespace(t, cs)
+	ctx := testutil.Context(t, 5*time.Minute)
 	const count, replicas = 3000, 3
 	names := make([]string, count)
 	for i := range names {
@@ -109,7 +110,7 @@ func testShards(t *testing.T, env *testenv.Env, filter shard.Filter) {
 		require.NoError(t, err)
 		rs = append(rs, replica{inf, owned})
 	}
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	require.NoError(t, f.WaitForSync(ctx))
 
 	check := func() (bool, string) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // parallel runs fn for 0..n-1 on a few goroutines.
@@ -81,11 +82,11 @@ func serverConfigMaps(t *testing.T, cs kubernetes.Interface, ns string) []metav1
 // and deletes: every handler sees each object's events in order and ends on
 // its final state, and the caches equal the server's lists.
 func TestSyncAndFollow(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.Shared(t)
 	cs := clientset(t, env.Config())
-	ns := namespace(t, cs)
-	ctx := ctxFor(t, 5*time.Minute)
+	ns := testutil.Namespace(t, cs)
+	ctx := testutil.Context(t, 5*time.Minute)
 	const pods, cms = 2500, 2500
 	require.NoError(t, parallel(pods+cms, 16, func(i int) error {
 		if i < pods {
@@ -108,7 +109,7 @@ func TestSyncAndFollow(t *testing.T) {
 	_, err = cmInf.AddHandler(cmSeen)
 	require.NoError(t, err)
 	start := time.Now()
-	startFactory(t, f)
+	testutil.StartFactory(t, f)
 	require.NoError(t, f.WaitForSync(ctx))
 	t.Logf("synced %d objects in %v (watch-list: %v)", pods+cms, time.Since(start), podInf.UsesWatchList())
 	assert.Equal(t, pods, podInf.Lister().Len())
@@ -143,11 +144,11 @@ func TestSyncAndFollow(t *testing.T) {
 		}
 	}))
 
-	eventually(t, time.Minute, func() bool {
+	testutil.EventuallyWithin(t, time.Minute, func() bool {
 		ok, _ := cmSeen.converged(serverConfigMaps(t, cs, ns))
 		return ok
 	}, "configmap handler converged")
-	eventually(t, time.Minute, func() bool {
+	testutil.EventuallyWithin(t, time.Minute, func() bool {
 		ok, _ := podSeen.converged(serverPods(t, cs, ns))
 		return ok
 	}, "pod handler converged")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // requests counts the lists, plain watches and watch-list streams of one
@@ -36,7 +37,7 @@ func requests(t *testing.T, w *wire, resource string) (lists, watches, streams i
 func createConfigMaps(t *testing.T, env *testenv.Env, ns string, n int) {
 	t.Helper()
 	cs := clientset(t, env.Config())
-	ctx := ctxFor(t, time.Minute)
+	ctx := testutil.Context(t, time.Minute)
 	require.NoError(t, parallel(n, 8, func(i int) error {
 		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "cm-"}}, metav1.CreateOptions{})
 		return err
@@ -46,9 +47,9 @@ func createConfigMaps(t *testing.T, env *testenv.Env, ns string, n int) {
 // Against kube-apiserver 1.37 the initial state arrives by watch-list
 // streaming: one watch request with sendInitialEvents, no list.
 func TestWatchListIsUsed(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.Shared(t)
-	ns := namespace(t, clientset(t, env.Config()))
+	ns := testutil.Namespace(t, clientset(t, env.Config()))
 	createConfigMaps(t, env, ns, 50)
 
 	w := &wire{}
@@ -56,8 +57,8 @@ func TestWatchListIsUsed(t *testing.T) {
 	cfg.WrapTransport = w.wrap
 	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf := informers.Informer[*corev1.ConfigMap](f)
-	startFactory(t, f)
-	require.NoError(t, f.WaitForSync(ctxFor(t, time.Minute)))
+	testutil.StartFactory(t, f)
+	require.NoError(t, f.WaitForSync(testutil.Context(t, time.Minute)))
 	assert.Equal(t, 50, inf.Lister().Len())
 	assert.True(t, inf.UsesWatchList())
 	lists, _, streams := requests(t, w, "configmaps")
@@ -67,9 +68,9 @@ func TestWatchListIsUsed(t *testing.T) {
 
 // With streaming turned off on the client, the informer lists and watches.
 func TestListAndWatchWhenWatchListIsOff(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.Shared(t)
-	ns := namespace(t, clientset(t, env.Config()))
+	ns := testutil.Namespace(t, clientset(t, env.Config()))
 	createConfigMaps(t, env, ns, 50)
 
 	w := &wire{}
@@ -79,8 +80,8 @@ func TestListAndWatchWhenWatchListIsOff(t *testing.T) {
 	lw.DisableWatchList = true
 	inf, err := informers.NewInformer(lw, informers.Options[*corev1.ConfigMap]{PageSize: 20, Backoff: fastBackoff})
 	require.NoError(t, err)
-	runInformer(t, inf)
-	require.NoError(t, inf.WaitForSync(ctxFor(t, time.Minute)))
+	testutil.Run(t, inf)
+	require.NoError(t, inf.WaitForSync(testutil.Context(t, time.Minute)))
 	assert.Equal(t, 50, inf.Lister().Len())
 	lists, watches, streams := requests(t, w, "configmaps")
 	assert.Zero(t, streams)
@@ -91,9 +92,9 @@ func TestListAndWatchWhenWatchListIsOff(t *testing.T) {
 // A server with the WatchList feature off refuses streaming; the informer
 // falls back to list and watch on its own.
 func TestFallbackWhenServerRefusesWatchList(t *testing.T) {
-	noLeaks(t)
+	testutil.NoLeaks(t)
 	env := testenv.New(t, testenv.Options{APIServerArgs: []string{"--feature-gates=WatchList=false"}})
-	ns := namespace(t, clientset(t, env.Config()))
+	ns := testutil.Namespace(t, clientset(t, env.Config()))
 	createConfigMaps(t, env, ns, 20)
 
 	w := &wire{}
@@ -101,8 +102,8 @@ func TestFallbackWhenServerRefusesWatchList(t *testing.T) {
 	cfg.WrapTransport = w.wrap
 	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf := informers.Informer[*corev1.ConfigMap](f)
-	startFactory(t, f)
-	require.NoError(t, f.WaitForSync(ctxFor(t, time.Minute)))
+	testutil.StartFactory(t, f)
+	require.NoError(t, f.WaitForSync(testutil.Context(t, time.Minute)))
 	assert.Equal(t, 20, inf.Lister().Len())
 	assert.False(t, inf.UsesWatchList())
 	lists, watches, streams := requests(t, w, "configmaps")

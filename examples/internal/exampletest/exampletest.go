@@ -13,9 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // Timeout bounds every wait of a test.
@@ -47,14 +46,7 @@ func Start(t *testing.T, run func(ctx context.Context, out io.Writer) error) *Pr
 	}()
 	t.Cleanup(func() {
 		p.Stop()
-		goleak.VerifyNone(t, before,
-			// Idle keep-alive connections of the test's and run's clients.
-			goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-			goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-			goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
-			// The shared control plane's processes, stopped by testenv.Main.
-			goleak.IgnoreAnyFunction("github.com/kubetyped/informers/internal/testenv.(*process).run"),
-		)
+		goleak.VerifyNone(t, append(testutil.IdleConnections(), before, testutil.ControlPlane)...)
 		if t.Failed() {
 			t.Logf("output of run:\n%s", p.Output())
 		}
@@ -105,25 +97,7 @@ func (w *writer) Write(b []byte) (int, error) {
 	return w.out.Write(b)
 }
 
-// Namespace creates a namespace for the test. It is deleted at the end,
-// though on the test control plane, which has no namespace controller, it
-// stays Terminating with whatever it holds.
-func Namespace(t *testing.T, cs kubernetes.Interface) string {
-	t.Helper()
-	ns, err := cs.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = cs.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
-	})
-	return ns.Name
-}
-
 // Context returns a context that ends with the test, or after Timeout.
-func Context(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
-	t.Cleanup(cancel)
-	return ctx
-}
+func Context(t *testing.T) context.Context { return testutil.Context(t, Timeout) }
 
 var _ io.Writer = (*writer)(nil)

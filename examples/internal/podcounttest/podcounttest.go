@@ -17,27 +17,29 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubetyped/informers/examples/internal/exampletest"
+	"github.com/kubetyped/informers/examples/internal/podcount"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
-// Check runs a version of the controller, run, in a new namespace of the
-// shared test control plane, and checks the ConfigMap called configMapName
-// that it keeps there as pods come and go and as the ConfigMap is deleted
-// and changed behind its back.
-func Check(t *testing.T, configMapName string, run func(ctx context.Context, cfg *rest.Config, out io.Writer, namespace string) error) {
+// Check runs a version of the controller, run, on a new namespace of the
+// shared test control plane, and checks the ConfigMap it keeps there as
+// pods come and go and as the ConfigMap is deleted and changed behind its
+// back.
+func Check(t *testing.T, run func(ctx context.Context, cfg *rest.Config, out io.Writer, o podcount.Options) error) {
 	env := testenv.Shared(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := exampletest.Namespace(t, cs)
+	ns := testutil.Namespace(t, cs)
 	ctx := exampletest.Context(t)
 
 	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
-		return run(ctx, env.Config(), out, ns)
+		return run(ctx, env.Config(), out, podcount.Options{Namespace: ns, Workers: 2})
 	})
 	p.Eventually(func() bool { return strings.Contains(p.Output(), "counting pods") }, "synced")
 	// says returns whether the ConfigMap has count and pods.
 	says := func(count, pods string) func() bool {
 		return func() bool {
-			cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, configMapName, metav1.GetOptions{})
+			cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, podcount.ConfigMapName, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return false
 			}
@@ -60,10 +62,10 @@ func Check(t *testing.T, configMapName string, run func(ctx context.Context, cfg
 	require.NoError(t, cs.CoreV1().Pods(ns).Delete(ctx, "a", metav1.DeleteOptions{}))
 	p.Eventually(says("1", "b"), "a delete counted")
 
-	require.NoError(t, cs.CoreV1().ConfigMaps(ns).Delete(ctx, configMapName, metav1.DeleteOptions{}))
+	require.NoError(t, cs.CoreV1().ConfigMaps(ns).Delete(ctx, podcount.ConfigMapName, metav1.DeleteOptions{}))
 	p.Eventually(says("1", "b"), "the ConfigMap is created again")
 
-	_, err := cs.CoreV1().ConfigMaps(ns).Patch(ctx, configMapName, types.MergePatchType, []byte(`{"data":{"count":"42"}}`), metav1.PatchOptions{})
+	_, err := cs.CoreV1().ConfigMaps(ns).Patch(ctx, podcount.ConfigMapName, types.MergePatchType, []byte(`{"data":{"count":"42"}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
 	p.Eventually(says("1", "b"), "a change to the ConfigMap is undone")
 

@@ -3,7 +3,9 @@
 //
 // This is the version written with client-go's informers; the one in
 // ../informers is the same controller written with
-// github.com/kubetyped/informers. ../README.md compares them.
+// github.com/kubetyped/informers. ../README.md compares them. The work
+// queue, the workers and the reconcile, which do not depend on the
+// informers, are in examples/internal/podcount.
 //
 //	go run ./examples/migration/clientgo -namespace team-a
 //
@@ -15,70 +17,24 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"log"
-	"maps"
-	"os"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
-	"github.com/kubetyped/informers/examples/internal/cluster"
-	"github.com/kubetyped/informers/examples/internal/demo"
+	"github.com/kubetyped/informers/examples/internal/podcount"
 )
 
-const configMapName = "pod-count"
+func main() { podcount.Main(run) }
 
-type options struct {
-	Namespace string // "" for all
-	Workers   int
-	Demo      bool // create and delete pods, see demo.Pods
-}
-
-func main() {
-	var o options
-	flag.StringVar(&o.Namespace, "namespace", "", "namespace to watch; all if empty")
-	flag.IntVar(&o.Workers, "workers", 2, "number of namespaces reconciled at once")
-	flag.BoolVar(&o.Demo, "demo", false, "create and delete pods in a new namespace (always on without KUBECONFIG)")
-	duration := flag.Duration("duration", 0, "stop after this long; 0 runs until Ctrl-C")
-	flag.Parse()
-	o.Demo = o.Demo || cluster.Local()
-	log.SetFlags(0)
-	log.SetPrefix("podcount: ")
-
-	err := cluster.Run(*duration, func(ctx context.Context, cfg *rest.Config) error {
-		return run(ctx, cfg, os.Stdout, o)
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-}
-
-type controller struct {
-	clientset  kubernetes.Interface
-	pods       corelisters.PodLister
-	configMaps corelisters.ConfigMapLister
-	queue      workqueue.TypedRateLimitingInterface[string] // namespaces
-	log        *log.Logger
-}
-
-func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error {
+func run(ctx context.Context, cfg *rest.Config, out io.Writer, o podcount.Options) error {
 	clientset, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -89,21 +45,19 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 	// its own, or the pods informer would select on metadata.name too.
 	cmFactory := informers.NewSharedInformerFactoryWithOptions(clientset, 0, informers.WithNamespace(o.Namespace),
 		informers.WithTweakListOptions(func(opts *metav1.ListOptions) {
-			opts.FieldSelector = "metadata.name=" + configMapName
+			opts.FieldSelector = "metadata.name=" + podcount.ConfigMapName
 		}))
 	configMaps := cmFactory.Core().V1().ConfigMaps()
-	c := &controller{
-		clientset:  clientset,
-		pods:       pods.Lister(),
-		configMaps: configMaps.Lister(),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "podcount"}),
-		log: log.New(out, "", log.Ltime),
-	}
+	podLister, cmLister := pods.Lister(), configMaps.Lister()
+	c := podcount.New(clientset, out, podcount.Cache{
+		Pods: func(ns string) ([]*corev1.Pod, error) { return podLister.Pods(ns).List(labels.Everything()) },
+		ConfigMap: func(ns string) (*corev1.ConfigMap, error) {
+			return cmLister.ConfigMaps(ns).Get(podcount.ConfigMapName)
+		},
+	})
 
 	_, err = pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { c.queue.Add(obj.(*corev1.Pod).Namespace) },
+		AddFunc: func(obj any) { c.Enqueue(obj.(*corev1.Pod).Namespace) },
 		DeleteFunc: func(obj any) {
 			// A delete the informer missed comes as a tombstone.
 			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -114,7 +68,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 				utilruntime.HandleError(fmt.Errorf("unexpected object in a pod delete: %T", obj))
 				return
 			}
-			c.queue.Add(pod.Namespace)
+			c.Enqueue(pod.Namespace)
 		},
 	})
 	if err != nil {
@@ -122,7 +76,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 	}
 	// Someone changed or deleted our ConfigMap: put it right.
 	_, err = configMaps.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) { c.queue.Add(obj.(*corev1.ConfigMap).Namespace) },
+		UpdateFunc: func(_, obj any) { c.Enqueue(obj.(*corev1.ConfigMap).Namespace) },
 		DeleteFunc: func(obj any) {
 			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tombstone.Obj
@@ -132,7 +86,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 				utilruntime.HandleError(fmt.Errorf("unexpected object in a ConfigMap delete: %T", obj))
 				return
 			}
-			c.queue.Add(cm.Namespace)
+			c.Enqueue(cm.Namespace)
 		},
 	})
 	if err != nil {
@@ -150,81 +104,5 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 			}
 		}
 	}
-	c.log.Printf("counting pods (Ctrl-C to stop)")
-
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	if o.Demo {
-		wg.Go(func() {
-			if err := demo.Pods(ctx, clientset, c.log, time.Second); err != nil {
-				c.log.Printf("demo: %v", err)
-			}
-		})
-	}
-	for range o.Workers {
-		wg.Go(func() {
-			for c.processNext(ctx) {
-			}
-		})
-	}
-	<-ctx.Done()
-	c.queue.ShutDownWithDrain()
-	c.queue.ShutDown() // also stops the queue's delay timer goroutine
-	return nil
-}
-
-func (c *controller) processNext(ctx context.Context) bool {
-	ns, shutdown := c.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer c.queue.Done(ns)
-	if err := c.reconcile(ctx, ns); err != nil && ctx.Err() == nil {
-		c.log.Printf("%s: %v", ns, err)
-		c.queue.AddRateLimited(ns)
-		return true
-	}
-	c.queue.Forget(ns)
-	return true
-}
-
-// reconcile writes the pod count of namespace ns to its ConfigMap.
-func (c *controller) reconcile(ctx context.Context, ns string) error {
-	pods, err := c.pods.Pods(ns).List(labels.Everything())
-	if err != nil {
-		return err
-	}
-	names := make([]string, 0, len(pods))
-	for _, pod := range pods {
-		names = append(names, pod.Name)
-	}
-	slices.Sort(names)
-	want := map[string]string{"count": strconv.Itoa(len(names)), "pods": strings.Join(names, ",")}
-
-	cm, err := c.configMaps.ConfigMaps(ns).Get(configMapName)
-	switch {
-	case apierrors.IsNotFound(err):
-		if len(pods) == 0 {
-			return nil
-		}
-		_, err = c.clientset.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: configMapName},
-			Data:       want,
-		}, metav1.CreateOptions{})
-	case err != nil:
-		return err
-	case !maps.Equal(cm.Data, want):
-		cm = cm.DeepCopy() // objects from the cache are shared
-		cm.Data = want
-		_, err = c.clientset.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
-	default:
-		return nil
-	}
-	switch {
-	case err == nil:
-		c.log.Printf("%s/%s: %s pods", ns, configMapName, want["count"])
-	case apierrors.IsNotFound(err) || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-		return nil // the namespace is going away
-	}
-	return err
+	return c.Run(ctx, o)
 }
