@@ -1,0 +1,183 @@
+package reflector
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// list lists all objects, page by page, into the sink. The next page is
+// fetched while the sink takes the current one, so that the server's work
+// and the decoding overlap the sink's; no more than these two pages are
+// held at a time.
+func (r *Reflector[T, L]) list(ctx context.Context) bool {
+	rv := r.relistResourceVersion()
+	opts := listOptions(rv, r.pageSize(rv))
+	r.sink.StartList()
+	var next *pageFetch[L]
+	defer func() {
+		if next != nil {
+			next.abandon()
+		}
+	}()
+	for {
+		var list L
+		var err error
+		if next != nil {
+			list, err = next.wait()
+			next = nil
+		} else {
+			r.request(OpList)
+			list, err = r.cfg.List(ctx, opts)
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		switch {
+		case err == nil:
+		case opts.Continue != "" && IsExpired(err):
+			// The continue token expired: list again in one piece.
+			r.log.V(2).Info("List continuation expired, listing without pages", "err", err)
+			opts = metav1.ListOptions{ResourceVersion: rv}
+			r.sink.StartList() // what the expired pages put counts for nothing
+			continue
+		case (IsExpired(err) || isTooLargeResourceVersion(err)) && opts.ResourceVersion != "":
+			r.log.V(4).Info("List resource version unavailable; listing the latest", "resourceVersion", opts.ResourceVersion, "err", err)
+			r.rvUnavailable = true
+			rv = ""
+			opts = listOptions(rv, r.pageSize(rv))
+			continue
+		default:
+			r.notServed = apierrors.IsNotFound(err)
+			r.cfg.OnError(OpList, err)
+			return false
+		}
+		r.notServed = false
+		cont := list.GetContinue()
+		if opts.Continue == "" && rv == "0" && cont != "" {
+			r.paginated = true
+		}
+		if cont != "" {
+			// A continuation carries its version in the token.
+			opts.Continue = cont
+			opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+			next = r.fetchPage(ctx, opts)
+		}
+		if err := r.putItems(list); err != nil {
+			r.cfg.OnError(OpDecode, err)
+			return false
+		}
+		if cont == "" {
+			r.rvUnavailable = false
+			r.sink.FinishList()
+			r.rv = list.GetResourceVersion()
+			r.publish()
+			r.cfg.OnSuccess(OpList)
+			r.syncDone(OpList)
+			return true
+		}
+		r.logProgress()
+	}
+}
+
+// listOptions returns the options of the first request of a list at rv
+// with the given limit. A list at a version with a limit is, by the API's
+// legacy rule, an exact read, which etcd serves at that version for as
+// long as it keeps it: after an API server restart, the very state the
+// watch just called expired. So such a list asks for data not older than
+// rv, as a list without a limit gets by default.
+func listOptions(rv string, limit int64) metav1.ListOptions {
+	opts := metav1.ListOptions{ResourceVersion: rv, Limit: limit}
+	if limit > 0 && rv != "" && rv != "0" {
+		opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
+	}
+	return opts
+}
+
+// pageFetch is a list page being fetched on a goroutine of its own.
+type pageFetch[L any] struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	list   L
+	err    error
+}
+
+// fetchPage starts fetching the list page opts asks for.
+func (r *Reflector[T, L]) fetchPage(ctx context.Context, opts metav1.ListOptions) *pageFetch[L] {
+	ctx, cancel := context.WithCancel(ctx)
+	f := &pageFetch[L]{cancel: cancel, done: make(chan struct{})}
+	r.request(OpList)
+	go func() {
+		defer close(f.done)
+		f.list, f.err = r.cfg.List(ctx, opts)
+	}()
+	return f
+}
+
+// wait returns the page once fetched.
+func (f *pageFetch[L]) wait() (L, error) {
+	<-f.done
+	f.cancel()
+	return f.list, f.err
+}
+
+// abandon cancels the fetch and waits for its goroutine.
+func (f *pageFetch[L]) abandon() {
+	f.cancel()
+	<-f.done
+}
+
+// pageSize is the limit of a list at rv. A page size given in the config
+// pages every list. By default, a list at a given version is not paged, so
+// that the watch cache serves it (a limit would send it to etcd), unless
+// the first list showed that the watch cache is off.
+func (r *Reflector[T, L]) pageSize(rv string) int64 {
+	switch {
+	case r.cfg.PageSize > 0:
+		return r.cfg.PageSize
+	case r.paginated || rv == "" || rv == "0":
+		return defaultPageSize
+	}
+	return 0
+}
+
+// putItems hands every item of a list page to the sink. Items are not
+// copied here: for a list of structs each T points into the page's item
+// array, and the sink copies out the ones it keeps; the items of a list
+// with OwnedItems are its own.
+func (r *Reflector[T, L]) putItems(list L) error {
+	if owned, ok := any(list).(OwnedItems[T]); ok {
+		for _, obj := range owned.OwnedItems() {
+			r.sink.Put(obj, FromOwnedListItem)
+			r.received.Add(1)
+		}
+		r.sink.Flush()
+		return nil
+	}
+	var bad error
+	err := meta.EachListItem(list, func(o runtime.Object) error {
+		obj, ok := o.(T)
+		if !ok {
+			if bad == nil {
+				bad = fmt.Errorf("%s: list item is %T, want %T", r.cfg.Description, o, *new(T))
+			}
+			return nil
+		}
+		r.sink.Put(obj, FromList)
+		r.received.Add(1)
+		return nil
+	})
+	r.sink.Flush()
+	if err != nil {
+		return fmt.Errorf("%s: reading list %T: %w", r.cfg.Description, list, err)
+	}
+	if bad != nil {
+		r.cfg.OnError(OpDecode, bad)
+	}
+	return nil
+}

@@ -1,0 +1,192 @@
+package reflector
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// streamKind says what a watch stream starts with.
+type streamKind uint8
+
+const (
+	// streamWatch resumes from a resource version: every event is newer.
+	streamWatch streamKind = iota
+	// streamSynthetic starts from "" or "0": Added events of the current
+	// state come first, in no order of resource version.
+	streamSynthetic
+	// streamInitial is a watch-list stream before its end bookmark.
+	streamInitial
+)
+
+// stream is a watch being read, with what consume tracks about it.
+type stream struct {
+	w         watch.Interface
+	kind      streamKind
+	start     time.Time
+	last      time.Time // when the last event arrived
+	events    int
+	unflushed int // changes applied since the sink's last Flush
+}
+
+// newStream returns the stream of w, which was requested at start.
+func newStream(w watch.Interface, start time.Time, kind streamKind) *stream {
+	return &stream{w: w, kind: kind, start: start, last: start}
+}
+
+// consume applies the events of s to the sink until the stream closes or
+// fails. A watch-list stream returns true, leaving it open, at the
+// bookmark that ends the initial events.
+func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) {
+	var quiet <-chan time.Time
+	if s.kind == streamInitial {
+		t := r.clock.NewTicker(watchListQuiet / 3)
+		defer t.Stop()
+		quiet = t.C()
+	}
+	ch := s.w.ResultChan()
+	for {
+		var ev watch.Event
+		var open bool
+		select {
+		case ev, open = <-ch: // an event is waiting: no need for the full select
+		default:
+			select {
+			case <-ctx.Done():
+				return false, ctx.Err()
+			case <-quiet:
+				if s.unflushed > 0 {
+					r.sink.Flush()
+					s.unflushed = 0
+				}
+				if r.clock.Since(s.last) > watchListQuiet {
+					return false, errNoInitialEventsEnd
+				}
+				continue
+			case ev, open = <-ch:
+			}
+		}
+		if !open {
+			if s.unflushed > 0 {
+				r.sink.Flush()
+			}
+			if s.events == 0 && r.clock.Since(s.start) < shortWatch {
+				return false, errShortWatch
+			}
+			return false, nil
+		}
+		s.events++
+		if quiet != nil { // only a watch-list's initial events are timed
+			s.last = r.clock.Now()
+		}
+		ended, err := r.apply(s, ev)
+		if err != nil {
+			if s.unflushed > 0 {
+				r.sink.Flush()
+				if s.kind == streamWatch {
+					r.publish() // what came before the error is applied
+				}
+			}
+			return false, err
+		}
+		if ended {
+			// The caller publishes the version once the sink has swept
+			// what the stream did not contain.
+			r.sink.Flush()
+			return true, nil
+		}
+		// Flush when the next event is not already waiting, or after a long
+		// run, so handlers are woken once per burst; a long run also checks
+		// ctx, which the fast path above does not. A watch-list's initial
+		// events are flushed by runs only: the channel of a stream is
+		// short or unbuffered (client-go's), so it is often empty between
+		// events, and waking handlers for each event of a stream of
+		// thousands costs a goroutine switch per object.
+		if s.unflushed++; s.unflushed >= flushEvery || len(ch) == 0 && s.kind != streamInitial {
+			r.sink.Flush()
+			r.publish()
+			if r.cfg.Observer != nil && s.kind != streamInitial {
+				r.lastEvent.Store(r.clock.Now().UnixNano())
+			}
+			s.unflushed = 0
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+		}
+	}
+}
+
+// apply hands one event to the sink and advances the resource version. It
+// returns the error an Error event carries, and true at the bookmark that
+// ends a watch-list stream's initial events.
+func (r *Reflector[T, L]) apply(s *stream, ev watch.Event) (ended bool, err error) {
+	if ev.Type == watch.Error {
+		return false, apierrors.FromObject(ev.Object)
+	}
+	obj, ok := ev.Object.(T)
+	if !ok {
+		r.cfg.OnError(OpDecode, fmt.Errorf("%s: %s watch event carries %T, want %T", r.cfg.Description, ev.Type, ev.Object, *new(T)))
+		return false, nil
+	}
+	// Read before the sink sees obj: a transform may change it in place.
+	rv := obj.GetResourceVersion()
+	switch ev.Type {
+	case watch.Added:
+		if s.kind == streamInitial {
+			r.sink.Put(obj, FromInitialEvents)
+			if r.received.Add(1)%progressCheck == 0 {
+				r.logProgress()
+			}
+		} else {
+			r.sink.Put(obj, FromAdded)
+		}
+	case watch.Modified:
+		r.sink.Put(obj, FromModified)
+	case watch.Deleted:
+		r.sink.Delete(obj)
+	case watch.Bookmark:
+		ended = s.kind == streamInitial && obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+	default:
+		r.cfg.OnError(OpDecode, fmt.Errorf("%s: unknown watch event type %q", r.cfg.Description, ev.Type))
+		return false, nil
+	}
+	r.advance(s, ev.Type, rv)
+	return ended, nil
+}
+
+// advance moves the resume point to rv, the version of an event of s.
+// Every event that carries a version advances it, with two exceptions: the
+// initial events of a watch-list stream, which come in no version order
+// and count only once their end bookmark arrives; and the synthetic Added
+// events of a watch from "" or "0", which also come in no order, and move
+// the version only forward where versions compare as numbers.
+func (r *Reflector[T, L]) advance(s *stream, typ watch.EventType, rv string) {
+	switch {
+	case rv == "":
+	case s.kind == streamInitial:
+		if typ == watch.Bookmark {
+			r.rv = rv
+		}
+	case s.kind == streamSynthetic && typ == watch.Added:
+		if olderThan(rv, r.rv) {
+			return
+		}
+		r.rv = rv
+	default:
+		r.rv = rv
+	}
+}
+
+// olderThan reports whether resource version a is numerically below b.
+// Versions that do not parse as numbers never compare as older.
+func olderThan(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return errA == nil && errB == nil && x < y
+}
