@@ -165,39 +165,49 @@ func TestCustomResource(t *testing.T) {
 	}
 }
 
+// missingGadgets starts an informer of the gadgets of group, a resource
+// whose CRD is not installed, with WaitForResource as given.
+func missingGadgets(t *testing.T, group string, waitForResource bool) (context.Context, dynamic.Interface, *informers.SharedInformer[*unstructured.Unstructured]) {
+	t.Helper()
+	testutil.NoLeaks(t)
+	env := testenv.Shared(t)
+	ns := testutil.Namespace(t, clientset(t, env.Config()))
+	dyn, err := dynamic.NewForConfig(env.Config())
+	require.NoError(t, err)
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: ns, OnError: func(error) {}})
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}
+	inf := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr, WaitForResource: waitForResource})
+	require.NoError(t, inf.Err())
+	testutil.StartFactory(t, f)
+	return testutil.Context(t, 2*time.Minute), dyn, inf
+}
+
+// installSyncsWithin installs the CRD of inf's gadgets and requires inf to
+// sync within d of the install.
+func installSyncsWithin(t *testing.T, ctx context.Context, dyn dynamic.Interface, inf *informers.SharedInformer[*unstructured.Unstructured], d time.Duration) {
+	t.Helper()
+	createGadgetCRDIn(t, dyn, ctx, inf.Resource().Group)
+	served := time.Now()
+	within, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	require.NoError(t, inf.WaitForSync(within), "synced within %v of the resource being served", d)
+	t.Logf("synced %v after the resource was served", time.Since(served))
+}
+
 // An informer with WaitForResource, requested before its CRD exists, waits
 // for it (WaitForSync says so, and does not fail at once) and syncs within
 // 2 seconds of the resource being served.
 func TestWaitForResource(t *testing.T) {
-	testutil.NoLeaks(t)
-	env := testenv.Shared(t)
-	admin := clientset(t, env.Config())
-	ns := testutil.Namespace(t, admin)
-	dyn, err := dynamic.NewForConfig(env.Config())
-	require.NoError(t, err)
-	ctx := testutil.Context(t, 2*time.Minute)
-	gvr := schema.GroupVersionResource{Group: "later.example.com", Version: "v1", Resource: "gadgets"}
-
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: ns})
-	later := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr, WaitForResource: true})
-	require.NoError(t, later.Err())
-	testutil.StartFactory(t, f)
-
+	ctx, dyn, later := missingGadgets(t, "later.example.com", true)
 	short, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	err = later.WaitForSync(short)
+	err := later.WaitForSync(short)
 	var notSynced *informers.NotSyncedError
 	require.ErrorAs(t, err, &notSynced)
 	assert.True(t, notSynced.WaitingForResource, "%v", err)
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "waited instead of failing at once")
 	assert.Contains(t, err.Error(), "waiting for the resource to be served")
-
-	createGadgetCRDIn(t, dyn, ctx, gvr.Group)
-	served := time.Now()
-	within, cancel2 := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel2()
-	require.NoError(t, later.WaitForSync(within), "synced within 2s of the resource being served")
-	t.Logf("synced %v after the resource was served", time.Since(served))
+	installSyncsWithin(t, ctx, dyn, later, 2*time.Second)
 }
 
 // With default options, an informer requested before its CRD exists fails
@@ -206,39 +216,23 @@ func TestWaitForResource(t *testing.T) {
 // few seconds of the CRD's install, however long it waited before
 // (client-go's informer: 16 s and more, its backoff having grown).
 func TestMissingResourceStartsPromptly(t *testing.T) {
-	testutil.NoLeaks(t)
-	env := testenv.Shared(t)
-	admin := clientset(t, env.Config())
-	ns := testutil.Namespace(t, admin)
-	dyn, err := dynamic.NewForConfig(env.Config())
-	require.NoError(t, err)
-	ctx := testutil.Context(t, 2*time.Minute)
-	gvr := schema.GroupVersionResource{Group: "prompt.example.com", Version: "v1", Resource: "gadgets"}
-
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: ns, OnError: func(error) {}})
-	later := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr})
-	require.NoError(t, later.Err())
-	testutil.StartFactory(t, f)
+	ctx, dyn, later := missingGadgets(t, "prompt.example.com", false)
 	short, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	start := time.Now()
-	err = later.WaitForSync(short)
+	err := later.WaitForSync(short)
 	require.True(t, apierrors.IsNotFound(err), "%v", err)
 	assert.Less(t, time.Since(start), 10*time.Second, "prompt")
 	assert.Contains(t, err.Error(), "gadgets.v1.prompt.example.com", "names the missing resource")
 
 	// Long enough for a doubling backoff from 0.8 s to have grown past
 	// the bound below.
-	tick := time.NewTimer(10 * time.Second)
+	wait := time.NewTimer(10 * time.Second)
+	defer wait.Stop()
 	select {
-	case <-tick.C:
+	case <-wait.C:
 	case <-ctx.Done():
 		t.Fatal(ctx.Err())
 	}
-	createGadgetCRDIn(t, dyn, ctx, gvr.Group)
-	served := time.Now()
-	within, cancel2 := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel2()
-	require.NoError(t, later.WaitForSync(within), "synced within 5s of the resource being served")
-	t.Logf("synced %v after the resource was served", time.Since(served))
+	installSyncsWithin(t, ctx, dyn, later, 5*time.Second)
 }
