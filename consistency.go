@@ -377,19 +377,17 @@ type scope struct {
 	fields fields.Selector
 }
 
-// newScope returns the scope of selection sel, whose namespace is known
-// if namespaceKnown says so; selectorsKnown says no tweak edits the
-// requests.
-func newScope(sel selection, namespaceKnown, selectorsKnown bool) scope {
+// newScope returns the scope of selection sel, whose selectors parsed
+// are, and whose namespace is known if namespaceKnown says so;
+// selectorsKnown says no tweak edits the requests.
+func newScope(sel selection, parsed selectors, namespaceKnown, selectorsKnown bool) scope {
 	s := scope{namespace: sel.namespace, namespaceKnown: namespaceKnown}
 	if !selectorsKnown {
 		return s
 	}
-	// Both parsed before, in newSelection.
-	s.labels, _ = labels.Parse(sel.labels)
-	fs, _ := fields.ParseSelector(sel.fields)
+	s.labels = parsed.labels
 	var terms []fields.Selector
-	for _, r := range fs.Requirements() {
+	for _, r := range parsed.fields {
 		if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
 			continue
 		}

@@ -165,7 +165,7 @@ func newInformer[T Object, L List](lw *ListWatch[T, L], c config[T]) (*SharedInf
 			Version:         i.version,
 		}, sink)
 	}
-	i.scope = newScope(c.sel, c.namespaceKnown, lw.Tweak == nil)
+	i.scope = newScope(c.sel, c.parsed, c.namespaceKnown, lw.Tweak == nil)
 	i.serverVersion = func(ctx context.Context) (string, error) {
 		list, err := lw.List(ctx, metav1.ListOptions{Limit: 1})
 		if err != nil {

@@ -21,16 +21,23 @@ type selection struct {
 	namespace, labels, fields string
 }
 
+// selectors are a selection's selectors, parsed, for the client to
+// evaluate.
+type selectors struct {
+	labels labels.Selector
+	fields fields.Requirements
+}
+
 // newSelection parses the selectors and spells them canonically, so that
-// equivalent spellings select one informer.
-func newSelection(namespace, labelSel, fieldSel string) (selection, error) {
+// equivalent spellings select one informer; it returns them parsed too.
+func newSelection(namespace, labelSel, fieldSel string) (selection, selectors, error) {
 	ls, err := labels.Parse(labelSel)
 	if err != nil {
-		return selection{}, fmt.Errorf("label selector %q: %w", labelSel, err)
+		return selection{}, selectors{}, fmt.Errorf("label selector %q: %w", labelSel, err)
 	}
 	fs, err := fields.ParseSelector(fieldSel)
 	if err != nil {
-		return selection{}, fmt.Errorf("field selector %q: %w", fieldSel, err)
+		return selection{}, selectors{}, fmt.Errorf("field selector %q: %w", fieldSel, err)
 	}
 	reqs := fs.Requirements()
 	slices.SortFunc(reqs, func(a, b fields.Requirement) int {
@@ -43,7 +50,7 @@ func newSelection(namespace, labelSel, fieldSel string) (selection, error) {
 			terms[n] = fields.OneTermNotEqualSelector(r.Field, r.Value).String()
 		}
 	}
-	return selection{namespace: namespace, labels: ls.String(), fields: strings.Join(terms, ",")}, nil
+	return selection{namespace: namespace, labels: ls.String(), fields: strings.Join(terms, ",")}, selectors{labels: ls, fields: reqs}, nil
 }
 
 // name names an informer of resource gvr with selection s, for metrics.
