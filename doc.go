@@ -41,6 +41,18 @@
 // in a way that needs a fix on the server (a 403, a missing CRD), with a
 // [NotSyncedError] that says why.
 //
+// A controller that reads right after it writes uses a [Tracker]: it
+// records the controller's own writes and makes the next read wait until
+// the cache shows them ([SharedInformer.WaitForVersion] waits for any
+// version). [StalenessOptions] turns on a monitor of how far a cache lags
+// the server, in metrics and readiness ([ReadyCheck]).
+//
+// Built-in types and metadata-only objects are decoded by the library's own
+// protobuf decoder, which shares equal strings and parts between cached
+// objects as it decodes: a cache of pods takes about a quarter of
+// client-go's memory. [Options].SkipFields names fields never decoded;
+// [Options].DisableDecoder turns the decoder off.
+//
 // Package [github.com/kubetyped/informers/informerstest] tests controllers
 // without a server: its Source is an in-memory API for one resource, for
 // NewInformer, and its Cluster serves several to a Factory through
