@@ -35,12 +35,18 @@ func TestDecoderShares(t *testing.T) {
 	dec, err := New(reflect.TypeFor[*corev1.Pod](), Options{Share: true})
 	require.NoError(t, err)
 	pods := decodePods(t, dec, 200, true)
-	// The pods of deployment 0 after the first ones, decoded apart: tables
-	// are bounded, so most of them share, not necessarily all.
-	var deployment0 []*corev1.Pod
-	for i := 100; i < len(pods); i += 10 {
-		deployment0 = append(deployment0, pods[i])
+	// The pods of each deployment after the first ones, decoded apart.
+	// Tables are bounded and set-associative, and the hashes that place a
+	// value are seeded at random: now and then (about one deployment in
+	// 600 for a part, measured over 1 000 decoders) a value keeps being
+	// evicted by others that hash alike. So most of a deployment's pods
+	// share, not necessarily all, and most deployments, not necessarily
+	// every one.
+	deployments := make([][]*corev1.Pod, 10)
+	for i := 100; i < len(pods); i++ {
+		deployments[i%10] = append(deployments[i%10], pods[i])
 	}
+	deployment0 := deployments[0]
 	for part, addr := range map[string]func(*corev1.Pod) any{
 		"namespace":        func(p *corev1.Pod) any { return unsafe.StringData(p.Namespace) },
 		"containers":       func(p *corev1.Pod) any { return &p.Spec.Containers[0] },
@@ -50,7 +56,13 @@ func TestDecoderShares(t *testing.T) {
 		"labels":           func(p *corev1.Pod) any { return fmt.Sprintf("%p", p.Labels) },
 		"image":            func(p *corev1.Pod) any { return unsafe.StringData(p.Status.ContainerStatuses[0].Image) },
 	} {
-		require.GreaterOrEqual(t, mostCommon(deployment0, addr), 8, "%s shared by most of 10 pods", part)
+		shared := 0
+		for _, pods := range deployments {
+			if mostCommon(pods, addr) >= 8 {
+				shared++
+			}
+		}
+		require.GreaterOrEqual(t, shared, 9, "%s shared by most of the 10 pods of most deployments", part)
 	}
 	for part, addr := range map[string]func(*corev1.Pod) any{
 		"names":              func(p *corev1.Pod) any { return unsafe.StringData(p.Name) },
