@@ -1,11 +1,12 @@
 package informers
 
 import (
-	"github.com/kubetyped/informers/internal/store"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/kubetyped/informers/internal/store"
 )
 
 // KeyOf returns the key of obj that controllers queue and listers look up:

@@ -11,13 +11,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubetyped/informers/internal/apiclient"
 	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
+
+	"github.com/kubetyped/informers/internal/apiclient"
 )
 
 // Factory creates informers on request and shares them: one informer per

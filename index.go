@@ -4,10 +4,10 @@ import (
 	"iter"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/kubetyped/informers/internal/store"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetyped/informers/internal/store"
 )
 
 // IndexFunc returns the values under which an index files an object, such

@@ -6,12 +6,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubetyped/informers/internal/apiclient"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	op "k8s.io/apimachinery/pkg/selection"
+
+	"github.com/kubetyped/informers/internal/apiclient"
 )
 
 // selection is what an informer caches of its resource: a namespace ("" for
