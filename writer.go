@@ -73,13 +73,8 @@ func (w *writer[T]) StartList() { w.gen++ }
 func (w *writer[T]) Put(obj T, from reflector.Origin) {
 	key := store.KeyOf(obj)
 	v := store.Version{UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion()}
-	if from != reflector.FromModified {
-		if cur, ok := w.store.VersionOf(key); ok && cur.Same(v) {
-			w.store.Lock()
-			w.store.TouchLocked(key, w.gen)
-			w.store.Unlock()
-			return
-		}
+	if from != reflector.FromModified && w.keptAlready(key, v) {
+		return
 	}
 	if w.clear != nil {
 		w.clear(obj)
@@ -93,10 +88,7 @@ func (w *writer[T]) Put(obj T, from reflector.Origin) {
 		// The transform renamed the object: it is cached under its new
 		// key, which the version check above could not look up.
 		key = k
-		if cur, ok := w.store.VersionOf(key); ok && cur.Same(v) && from != reflector.FromModified {
-			w.store.Lock()
-			w.store.TouchLocked(key, w.gen)
-			w.store.Unlock()
+		if from != reflector.FromModified && w.keptAlready(key, v) {
 			return
 		}
 	}
@@ -126,6 +118,20 @@ func (w *writer[T]) Put(obj T, from reflector.Origin) {
 	if err != nil {
 		w.reportIndexErrors(err)
 	}
+}
+
+// keptAlready reports whether the cache holds key at version v, and if
+// so marks it seen by the current list generation: a listed or re-sent
+// object that did not change is neither stored again nor notified.
+func (w *writer[T]) keptAlready(key store.Key, v store.Version) bool {
+	cur, ok := w.store.VersionOf(key)
+	if !ok || !cur.Same(v) {
+		return false
+	}
+	w.store.Lock()
+	w.store.TouchLocked(key, w.gen)
+	w.store.Unlock()
+	return true
 }
 
 // Delete removes the object obj's key names, as the watch reported it (or
