@@ -171,12 +171,8 @@ func (t *Tracker[T]) WriteFailed(key types.NamespacedName, err error) {
 // outcomeUnknown reports whether a write that failed with err may have
 // been applied all the same.
 func outcomeUnknown(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return true // no answer from the server
-	}
-	code := status.Status().Code
-	return code >= 500 || code == 0 || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
+	code := statusCode(err) // 0: no answer from the server
+	return code == 0 || code >= 500 || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
 }
 
 // record adds w to the writes recorded under key, replacing an earlier

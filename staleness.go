@@ -149,7 +149,7 @@ func (i *SharedInformer[T]) monitorStaleness(ctx context.Context) {
 			return
 		}
 		m.observe(i.cfg.desc, rv, time.Now(), err)
-		st := m.measure(i.cfg.desc, i.version.Get(), time.Now())
+		st, _ := i.stalenessNow()
 		if sm != nil {
 			sm.Staleness(st)
 		}
@@ -224,9 +224,14 @@ func (m *stalenessMonitor) crossed(st Staleness) (stale, changed bool) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	stale = st.Lag > m.opts.Threshold
+	stale = m.over(st)
 	changed, m.stale = stale != m.stale, stale
 	return stale, changed
+}
+
+// over reports whether st lags past the threshold, if there is one.
+func (m *stalenessMonitor) over(st Staleness) bool {
+	return m.opts.Threshold > 0 && st.Lag > m.opts.Threshold
 }
 
 // stalenessNow returns the informer's staleness now, and false if it has
@@ -242,7 +247,7 @@ func (i *SharedInformer[T]) stalenessNow() (Staleness, bool) {
 // than the threshold of its staleness monitor.
 func (i *SharedInformer[T]) staleErr() error {
 	st, ok := i.stalenessNow()
-	if !ok || i.staleness.opts.Threshold <= 0 || st.Lag <= i.staleness.opts.Threshold {
+	if !ok || !i.staleness.over(st) {
 		return nil
 	}
 	return &StalenessError{Resource: i.cfg.desc, Staleness: st, Threshold: i.staleness.opts.Threshold}
