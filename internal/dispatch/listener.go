@@ -230,9 +230,7 @@ func (l *Listener[T]) overflowLocked() {
 	}
 	// Before the stop, so that whoever sees the listener done sees why.
 	l.state.Or(stateOverflowed)
-	if !l.stopLocked() {
-		return
-	}
+	l.stopLocked()
 	if l.onOverflow != nil {
 		go l.onOverflow()
 	}
@@ -302,7 +300,7 @@ func (l *Listener[T]) stopLocked() bool {
 func live[T any](q []Notification[T]) int {
 	n := 0
 	for i := range q {
-		if q[i].Kind != 0 && q[i].Kind.regular() {
+		if q[i].Kind.regular() {
 			n++
 		}
 	}

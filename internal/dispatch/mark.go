@@ -6,9 +6,9 @@ import "sync/atomic"
 // and does not count in the backlog.
 const marker Kind = Synced + 1
 
-// regular reports whether k is delivered to the handler: not Synced, not a
-// marker.
-func (k Kind) regular() bool { return k < Synced }
+// regular reports whether k is an event delivered to the handler: not a
+// slot emptied by merging (0), not Synced, not a marker.
+func (k Kind) regular() bool { return k >= Add && k < Synced }
 
 // Mark is a place in a listener's queue; see Listener.Mark.
 type Mark struct {
