@@ -25,7 +25,7 @@ type config[T Object] struct {
 	desc     string // resource and Go type, for errors and logs
 	name     string // for metrics
 	sel      selection
-	parsed   selectors // sel's selectors, parsed
+	filter   selectionFilter // sel as the client evaluates it
 	// namespaceKnown says sel.namespace is the informer's namespace, as
 	// through a Factory; NewInformer's namespace is its ListWatch's.
 	namespaceKnown bool
@@ -51,7 +51,7 @@ type config[T Object] struct {
 // the factory's options f (the zero FactoryOptions for NewInformer), for
 // an informer of resource, in namespace ns.
 func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.GroupVersionResource, ns string) (config[T], error) {
-	sel, parsed, err := newSelection(ns, o.LabelSelector, o.FieldSelector)
+	sel, filter, err := newSelection(ns, o.LabelSelector, o.FieldSelector)
 	if err != nil {
 		return config[T]{}, err
 	}
@@ -60,7 +60,7 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 		desc:            describe[T](resource),
 		name:            cmp.Or(o.Name, sel.name(resource)),
 		sel:             sel,
-		parsed:          parsed,
+		filter:          filter,
 		transform:       o.Transform,
 		indexers:        o.Indexers,
 		resync:          cmp.Or(o.ResyncPeriod, f.ResyncPeriod),

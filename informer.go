@@ -49,9 +49,9 @@ type SharedInformer[T Object] struct {
 	// version is the version the cache is at, as its reflectors publish
 	// it; see WaitForVersion.
 	version *reflector.Version
-	// scope is what the informer can cache; serverVersion asks the server
-	// for its current version (see consistency.go, staleness.go).
-	scope         scope
+	// filter is what the informer can cache; serverVersion asks the server
+	// for its current version (see tracker.go, staleness.go).
+	filter        selectionFilter
 	serverVersion func(context.Context) (string, error)
 	staleness     *stalenessMonitor // nil unless Options.Staleness
 
@@ -165,7 +165,7 @@ func newInformer[T Object, L List](lw *ListWatch[T, L], c config[T]) (*SharedInf
 			Version:         i.version,
 		}, sink)
 	}
-	i.scope = newScope(c.sel, c.parsed, c.namespaceKnown, lw.Tweak == nil)
+	i.filter = c.filter.known(c.namespaceKnown, lw.Tweak == nil)
 	i.serverVersion = func(ctx context.Context) (string, error) {
 		list, err := lw.List(ctx, metav1.ListOptions{Limit: 1})
 		if err != nil {

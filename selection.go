@@ -22,36 +22,62 @@ type selection struct {
 	namespace, labels, fields string
 }
 
-// selectors are a selection's selectors, parsed, for the client to
-// evaluate.
-type selectors struct {
+// selectionFilter is a selection as the client evaluates it: what an
+// informer can hold, as far as the client can tell. A tweak of the
+// requests can narrow it further, unseen.
+type selectionFilter struct {
+	namespace      string // "" for all namespaces
+	namespaceKnown bool
+	// labels and fields are the informer's selectors, nil when a tweak may
+	// change what is sent; fields keeps only the terms on metadata.name
+	// and metadata.namespace, which the client can evaluate.
 	labels labels.Selector
-	fields fields.Requirements
+	fields fields.Selector
 }
 
 // newSelection parses the selectors and spells them canonically, so that
-// equivalent spellings select one informer; it returns them parsed too.
-func newSelection(namespace, labelSel, fieldSel string) (selection, selectors, error) {
+// equivalent spellings select one informer; it returns them as the client
+// evaluates them too, with the namespace unknown and the selectors known
+// (see selectionFilter.known).
+func newSelection(namespace, labelSel, fieldSel string) (selection, selectionFilter, error) {
 	ls, err := labels.Parse(labelSel)
 	if err != nil {
-		return selection{}, selectors{}, fmt.Errorf("label selector %q: %w", labelSel, err)
+		return selection{}, selectionFilter{}, fmt.Errorf("label selector %q: %w", labelSel, err)
 	}
 	fs, err := fields.ParseSelector(fieldSel)
 	if err != nil {
-		return selection{}, selectors{}, fmt.Errorf("field selector %q: %w", fieldSel, err)
+		return selection{}, selectionFilter{}, fmt.Errorf("field selector %q: %w", fieldSel, err)
 	}
 	reqs := fs.Requirements()
 	slices.SortFunc(reqs, func(a, b fields.Requirement) int {
 		return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Operator, b.Operator), cmp.Compare(a.Value, b.Value))
 	})
 	terms := make([]string, len(reqs))
+	var onMetadata []fields.Selector // the terms the client can evaluate
 	for n, r := range reqs {
-		terms[n] = fields.OneTermEqualSelector(r.Field, r.Value).String()
+		term := fields.OneTermEqualSelector(r.Field, r.Value)
 		if r.Operator == op.NotEquals {
-			terms[n] = fields.OneTermNotEqualSelector(r.Field, r.Value).String()
+			term = fields.OneTermNotEqualSelector(r.Field, r.Value)
+		}
+		terms[n] = term.String()
+		if r.Field == "metadata.name" || r.Field == "metadata.namespace" {
+			onMetadata = append(onMetadata, term)
 		}
 	}
-	return selection{namespace: namespace, labels: ls.String(), fields: strings.Join(terms, ",")}, selectors{labels: ls, fields: reqs}, nil
+	sel := selection{namespace: namespace, labels: ls.String(), fields: strings.Join(terms, ",")}
+	filter := selectionFilter{namespace: namespace, labels: ls, fields: fields.AndSelectors(onMetadata...)}
+	return sel, filter, nil
+}
+
+// known returns f with the namespace known if namespaceKnown says so, and
+// its selectors dropped unless selectorsKnown says no tweak edits the
+// requests.
+func (f selectionFilter) known(namespaceKnown, selectorsKnown bool) selectionFilter {
+	f.namespaceKnown = namespaceKnown
+	if !selectorsKnown {
+		f.labels, f.fields = nil, nil
+	}
+	return f
 }
 
 // name names an informer of resource gvr with selection s, for metrics.
@@ -82,4 +108,25 @@ func (s selection) narrow(tweak func(*metav1.ListOptions)) func(*metav1.ListOpti
 			tweak(opts)
 		}
 	}
+}
+
+// excludes reports whether the informer cannot hold obj: its namespace,
+// its selectors or its shard leave it out. It reports false where it
+// cannot tell.
+func (i *SharedInformer[T]) excludes(obj T) bool {
+	f := i.filter
+	if f.namespaceKnown && f.namespace != "" && obj.GetNamespace() != f.namespace {
+		return true
+	}
+	if f.labels != nil && !f.labels.Matches(labels.Set(obj.GetLabels())) {
+		return true
+	}
+	if f.fields != nil && !f.fields.Matches(fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()}) {
+		return true
+	}
+	if i.shard != nil {
+		shard, _ := i.shard.current()
+		return !shard.Contains(obj)
+	}
+	return false
 }

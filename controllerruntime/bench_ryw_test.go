@@ -75,7 +75,9 @@ func BenchmarkReadYourWrites(b *testing.B) {
 					return "", "", time.Time{}, err
 				}
 				wrote := time.Now()
-				tr.Wrote(key, cm)
+				if err := tr.Wrote(key, cm); err != nil {
+					return "", "", wrote, err
+				}
 				got, err := tr.Get(ctx, key)
 				if err != nil {
 					return "", "", wrote, err

@@ -191,7 +191,9 @@ func (c *controller) reconcile(ctx context.Context, key types.NamespacedName) er
 		c.deployments.WriteFailed(key, err)
 		return err
 	}
-	c.deployments.Wrote(key, patched)
+	if err := c.deployments.Wrote(key, patched); err != nil {
+		return err
+	}
 	c.log.Printf("deployment %s: %s", key, report)
 	return nil
 }

@@ -247,12 +247,12 @@ func (c *controller) reconcile(ctx context.Context, key types.NamespacedName) er
 			// has the name. Retried with backoff, in case it goes.
 			return errors.New("a secret not labelled as a mirror has the name")
 		}
-		if err == nil {
-			c.mirrorWrites.Wrote(key, created)
-			c.log.Printf("created %s/%s from %s", c.to, key.Name, key)
+		if err != nil {
+			c.mirrorWrites.WriteFailed(key, err)
+			return err
 		}
-		c.mirrorWrites.WriteFailed(key, err)
-		return err
+		c.log.Printf("created %s/%s from %s", c.to, key.Name, key)
+		return c.mirrorWrites.Wrote(key, created)
 	}
 
 	if maps.EqualFunc(mirror.Data, source.Data, bytes.Equal) {
@@ -261,12 +261,12 @@ func (c *controller) reconcile(ctx context.Context, key types.NamespacedName) er
 	update := mirror.DeepCopy() // never modify an object from the cache
 	update.Data = source.Data
 	updated, err := c.clientset.CoreV1().Secrets(c.to).Update(ctx, update, metav1.UpdateOptions{})
-	if err == nil {
-		c.mirrorWrites.Wrote(key, updated)
-		c.log.Printf("updated %s/%s from %s", c.to, key.Name, key)
+	if err != nil {
+		c.mirrorWrites.WriteFailed(key, err)
+		return err // a Conflict: someone else changed the mirror; retried
 	}
-	c.mirrorWrites.WriteFailed(key, err)
-	return err // a Conflict: someone else changed the mirror; retried
+	c.log.Printf("updated %s/%s from %s", c.to, key.Name, key)
+	return c.mirrorWrites.Wrote(key, updated)
 }
 
 func ignoreNotFound(err error) error {

@@ -47,7 +47,7 @@ func TestReadYourWrites(t *testing.T) {
 	require.NoError(t, f.WaitForSync(ctx))
 	tracker := informers.NewTracker(inf, 10*time.Second)
 
-	loop := func(prefix string, read func(key types.NamespacedName) (*corev1.ConfigMap, error), wrote func(key types.NamespacedName, cm *corev1.ConfigMap)) (stale int, took time.Duration) {
+	loop := func(prefix string, read func(key types.NamespacedName) (*corev1.ConfigMap, error), wrote func(key types.NamespacedName, cm *corev1.ConfigMap) error) (stale int, took time.Duration) {
 		written := map[types.NamespacedName]*corev1.ConfigMap{}
 		start := time.Now()
 		for i := range readYourWritesIterations {
@@ -55,7 +55,7 @@ func TestReadYourWrites(t *testing.T) {
 			cm, err := createOrUpdate(ctx, admin, written[key], key, i)
 			require.NoError(t, err)
 			written[key] = cm
-			wrote(key, cm)
+			require.NoError(t, wrote(key, cm))
 			got, err := read(key)
 			if err != nil || got.ResourceVersion != cm.ResourceVersion {
 				stale++
@@ -66,7 +66,7 @@ func TestReadYourWrites(t *testing.T) {
 
 	plainStale, plainTook := loop("plain", func(key types.NamespacedName) (*corev1.ConfigMap, error) {
 		return inf.Lister().Namespace(key.Namespace).Get(key.Name)
-	}, func(types.NamespacedName, *corev1.ConfigMap) {})
+	}, func(types.NamespacedName, *corev1.ConfigMap) error { return nil })
 	trackedStale, trackedTook := loop("tracked", func(key types.NamespacedName) (*corev1.ConfigMap, error) {
 		return tracker.Get(ctx, key)
 	}, tracker.Wrote)
@@ -138,7 +138,7 @@ func (c *childController) reconcile(ctx context.Context, key types.NamespacedNam
 		if err != nil {
 			c.tracker.WriteFailed(key, err)
 		} else {
-			c.tracker.Wrote(key, child)
+			err = c.tracker.Wrote(key, child)
 		}
 	}
 	if err == nil {

@@ -52,7 +52,7 @@ func TestTrackerCreateAndUpdate(t *testing.T) {
 	key := types.NamespacedName{Namespace: "a", Name: "x"}
 
 	created := addPod(t, src, pod("a", "x", nil))
-	tr.Wrote(key, created)
+	require.NoError(t, tr.Wrote(key, created))
 	requireNotShown(t, tr, key, key, false)
 	_, err := tr.Get(context.Background(), key)
 	require.Error(t, err, "the cache is behind: no stale NotFound")
@@ -69,7 +69,7 @@ func TestTrackerCreateAndUpdate(t *testing.T) {
 	rv, err := src.Update(update)
 	require.NoError(t, err)
 	update.ResourceVersion = rv
-	tr.Wrote(key, update)
+	require.NoError(t, tr.Wrote(key, update))
 	requireNotShown(t, tr, key, key, false)
 	stale, err := inf.Lister().Namespace("a").Get("x")
 	require.NoError(t, err)
@@ -88,7 +88,7 @@ func TestTrackerWroteForOwner(t *testing.T) {
 	src, _, tr := stalledTracker(t, informers.Options[*corev1.Pod]{})
 	owner := types.NamespacedName{Namespace: "a", Name: "rs"}
 	child := addPod(t, src, pod("a", "rs-1", nil))
-	tr.Wrote(owner, child)
+	require.NoError(t, tr.Wrote(owner, child))
 	require.NoError(t, tr.Wait(context.Background(), informers.KeyOf(child)), "nothing was recorded under the child's own key")
 	requireNotShown(t, tr, owner, informers.KeyOf(child), false)
 	src.StallWatches(false)
@@ -130,7 +130,7 @@ func TestTrackerOutOfScope(t *testing.T) {
 	web := map[string]string{"app": "web"}
 	src, _, tr := stalledTracker(t, informers.Options[*corev1.Pod]{LabelSelector: "app=web"}, pod("a", "in", web))
 	db := addPod(t, src, pod("a", "db", map[string]string{"app": "db"}))
-	tr.Wrote(informers.KeyOf(db), db)
+	require.NoError(t, tr.Wrote(informers.KeyOf(db), db))
 	require.NoError(t, tr.Wait(testutil.Context(t, 10*time.Second), informers.KeyOf(db)), "the informer never shows it, the watch is stalled: no wait for a bookmark")
 
 	// Moved out of the selector: shown once the cache drops it.
@@ -139,7 +139,7 @@ func TestTrackerOutOfScope(t *testing.T) {
 	require.NoError(t, err)
 	moved.ResourceVersion = rv
 	key := informers.KeyOf(moved)
-	tr.Wrote(key, moved)
+	require.NoError(t, tr.Wrote(key, moved))
 	requireNotShown(t, tr, key, key, true)
 	src.StallWatches(false)
 	require.NoError(t, tr.Wait(testutil.Context(t, 10*time.Second), key))
@@ -159,10 +159,10 @@ func TestTrackerNamespaceScope(t *testing.T) {
 	tr := informers.NewTracker(inf, 50*time.Millisecond)
 
 	elsewhere := addPod(t, src, pod("b", "x", nil))
-	tr.Wrote(informers.KeyOf(elsewhere), elsewhere)
+	require.NoError(t, tr.Wrote(informers.KeyOf(elsewhere), elsewhere))
 	require.NoError(t, tr.Wait(context.Background(), informers.KeyOf(elsewhere)))
 	here := addPod(t, src, pod("a", "x", nil))
-	tr.Wrote(informers.KeyOf(here), here)
+	require.NoError(t, tr.Wrote(informers.KeyOf(here), here))
 	requireNotShown(t, tr, informers.KeyOf(here), informers.KeyOf(here), false)
 }
 
@@ -190,20 +190,35 @@ func TestTrackerUncomparableVersion(t *testing.T) {
 	src, _, tr := stalledTracker(t, informers.Options[*corev1.Pod]{})
 	key := types.NamespacedName{Namespace: "a", Name: "x"}
 	p := addPod(t, src, pod("a", "x", nil))
-	for _, rv := range []string{"", "v7"} {
-		p.ResourceVersion = rv
-		tr.Wrote(key, p)
-		err := waitFailsPromptly(t, func(ctx context.Context) error { return tr.Wait(ctx, key) })
-		var ve *informers.VersionError
-		require.ErrorAs(t, err, &ve, "version %q", rv)
-		require.NoError(t, tr.Wait(context.Background(), key), "the write is forgotten")
-	}
+	p.ResourceVersion = "v7"
+	require.NoError(t, tr.Wrote(key, p))
+	err := waitFailsPromptly(t, func(ctx context.Context) error { return tr.Wait(ctx, key) })
+	var ve *informers.VersionError
+	require.ErrorAs(t, err, &ve)
+	require.NoError(t, tr.Wait(context.Background(), key), "the write is forgotten")
 }
 
 func TestTrackerForget(t *testing.T) {
 	src, _, tr := stalledTracker(t, informers.Options[*corev1.Pod]{})
 	key := types.NamespacedName{Namespace: "a", Name: "x"}
-	tr.Wrote(key, addPod(t, src, pod("a", "x", nil)))
+	require.NoError(t, tr.Wrote(key, addPod(t, src, pod("a", "x", nil))))
 	tr.Forget(key)
 	require.NoError(t, tr.Wait(context.Background(), key))
+}
+
+func TestTrackerWroteRefusesFailedWrite(t *testing.T) {
+	_, _, tr := stalledTracker(t, informers.Options[*corev1.Pod]{})
+	key := types.NamespacedName{Namespace: "a", Name: "x"}
+	for name, obj := range map[string]*corev1.Pod{
+		"nil":                              nil,
+		"empty, as a failed write returns": {},
+		"no resource version":              pod("a", "x", nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := tr.Wrote(key, obj)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "no name or no resource version")
+			assert.NoError(t, tr.Wait(context.Background(), key), "nothing recorded to wait for")
+		})
+	}
 }

@@ -46,7 +46,9 @@ func ExampleTracker() {
 			return err
 		}
 		pod.ResourceVersion = rv
-		tracker.Wrote(owner, pod)
+		if err := tracker.Wrote(owner, pod); err != nil {
+			return err
+		}
 		fmt.Println("created web-1")
 		return nil
 	}
