@@ -51,7 +51,7 @@ type config[T Object] struct {
 // the factory's options f (the zero FactoryOptions for NewInformer), for
 // an informer of resource, in namespace ns.
 func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.GroupVersionResource, ns string) (config[T], error) {
-	sel, filter, err := newSelection(ns, o.LabelSelector, o.FieldSelector)
+	sel, filter, err := newSelection(ns, o.LabelSelector, o.FieldSelector, cmp.Or(o.NamespaceSelector, f.NamespaceSelector))
 	if err != nil {
 		return config[T]{}, err
 	}

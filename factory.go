@@ -146,7 +146,11 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := resolveConfig(o, f.opts, target.GVR, cmp.Or(o.Namespace, f.opts.Namespace))
+	c, err := resolveConfig(o, factoryDefaultsFor(f.opts, target.GVR), target.GVR, cmp.Or(o.Namespace, f.opts.Namespace))
+	if err != nil {
+		return nil, err
+	}
+	namespaces, err := namespaceSource(f, c) // before f.mu: it asks f for an informer
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +178,9 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	inf, err := newInformer(lw, c)
 	if err != nil {
 		return nil, err
+	}
+	if namespaces != nil {
+		inf.namespaces = newNamespaceScope(c.filter.namespaces, c.sel.namespace, namespaces)
 	}
 	e := &factoryEntry{inf: inf, goType: reflect.TypeFor[T](), resync: c.resync, decoding: c.decoding, done: make(chan struct{})}
 	if o.Transform != nil {

@@ -45,6 +45,10 @@ type Deleted[T Object] struct {
 	// left the informer's shard (see Options.Shard): another replica owns
 	// it now.
 	LeftShard bool
+	// LeftNamespace is set when the object was not deleted on the server
+	// but its namespace left the informer's namespace selection (see
+	// Options.NamespaceSelector): its labels no longer match.
+	LeftNamespace bool
 }
 
 // HandlerFuncs adapts functions to a Handler. A nil field ignores its

@@ -1,6 +1,7 @@
 package informers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +47,9 @@ type SharedInformer[T Object] struct {
 	// hold).
 	started atomic.Pointer[runner]
 	shard   *shardState // nil if not sharded
+	// namespaces is the namespace selection; nil without
+	// Options.NamespaceSelector.
+	namespaces *namespaceScope
 	// version is the version the cache is at, as its reflectors publish
 	// it; see WaitForVersion.
 	version *reflector.Version
@@ -119,6 +123,9 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 	if opts.Namespace != "" {
 		return nil, errorf("NewInformer[%T]: Options.Namespace is for a Factory; the ListWatch's client sets the namespace", *new(T))
 	}
+	if opts.NamespaceSelector != "" {
+		return nil, errorf("NewInformer[%T]: Options.NamespaceSelector is for a Factory, which follows namespaces with its Namespace informer", *new(T))
+	}
 	resource := opts.Resource
 	if resource.Empty() {
 		if gvr, err := apiclient.GuessResource[T](); err == nil {
@@ -151,8 +158,8 @@ func newInformer[T Object, L List](lw *ListWatch[T, L], c config[T]) (*SharedInf
 			Description:     c.desc,
 			List:            observeShardLists(i.shard, narrowed.List),
 			Watch:           narrowed.Watch,
-			WatchList:       !lw.DisableWatchList && i.shard == nil, // lists tell who filters a shard
-			ResourceVersion: i.shard.resumeVersion(),
+			WatchList:       !lw.DisableWatchList && i.shard == nil && i.namespaces == nil, // lists tell who filters a shard
+			ResourceVersion: cmp.Or(i.shard.resumeVersion(), i.namespaces.resumeVersion()),
 			PageSize:        c.pageSize,
 			Backoff:         c.backoff,
 			MinWatchTimeout: c.minWatchTimeout,
@@ -259,7 +266,7 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 		obs = informerObserver{i.metrics}
 	}
 	var refl runner
-	if i.shard == nil { // a sharded informer makes one per shard
+	if i.shard == nil && i.namespaces == nil { // one per shard or selection
 		refl = i.newRefl(i.writer, log, i.requestFailed, i.requestSucceeded, obs)
 		i.setStarted(refl)
 	}
@@ -269,7 +276,13 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 	i.mu.Unlock()
 
 	monitorDone := i.startStalenessMonitor(ctx)
-	if i.shard != nil {
+	if i.namespaces != nil {
+		runNamespaceScoped(ctx, i, func(sink reflector.Sink[T]) runner {
+			refl := i.newRefl(sink, log, i.requestFailed, i.requestSucceeded, obs)
+			i.setStarted(refl)
+			return refl
+		})
+	} else if i.shard != nil {
 		runShards(ctx, i.shard, i.writer, func(sink reflector.Sink[T]) runner {
 			refl := i.newRefl(sink, log, i.requestFailed, i.requestSucceeded, obs)
 			i.setStarted(refl)
@@ -500,7 +513,7 @@ func deliverTo[T Object](h Handler[T]) func(dispatch.Notification[T]) {
 		case dispatch.Update:
 			h.HandleUpdate(n.Old, n.New)
 		case dispatch.Delete:
-			h.HandleDelete(Deleted[T]{Key: store.KeyOf(n.Old), Object: n.Old, FinalStateUnknown: n.FinalStateUnknown, LeftShard: n.LeftShard})
+			h.HandleDelete(Deleted[T]{Key: store.KeyOf(n.Old), Object: n.Old, FinalStateUnknown: n.FinalStateUnknown, LeftShard: n.LeftShard, LeftNamespace: n.LeftNamespace})
 		}
 	}
 }

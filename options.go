@@ -34,6 +34,19 @@ type Options[T Object] struct {
 	// cached, in the syntax of metav1.ListOptions. Equivalent spellings
 	// name the same informer.
 	LabelSelector, FieldSelector string
+	// NamespaceSelector, a label selector on Namespace objects in the
+	// syntax of metav1.ListOptions ("team=a"), limits the informer to the
+	// objects of the namespaces it selects, as their labels change while
+	// it runs: a namespace that enters brings its objects as adds, one
+	// that leaves takes them away as deletes with Deleted.LeftNamespace
+	// set, and the cache never holds the objects of other namespaces. It
+	// combines with the other selectors, a namespace, Shard, Transform and
+	// Intern. "" means the factory's; NewInformer rejects it. The factory
+	// follows namespaces with its Namespace informer (which it starts with
+	// the others), and the informer watches the resource cluster-wide and
+	// keeps what is selected; see docs/namespaces.md. Through a Factory it
+	// tells informers apart.
+	NamespaceSelector string
 	// Resource is the informer's resource. It is required for
 	// *unstructured.Unstructured (a dynamic informer) and
 	// *metav1.PartialObjectMetadata (a metadata-only informer); otherwise
@@ -136,6 +149,9 @@ type FactoryOptions struct {
 	// Namespace limits every namespaced informer to one namespace; ""
 	// means all. Options.Namespace overrides it per informer.
 	Namespace string
+	// NamespaceSelector is the default of Options.NamespaceSelector for
+	// namespaced informers: a label selector on Namespace objects.
+	NamespaceSelector string
 	// Tweak edits the options of every list and watch request.
 	Tweak func(*metav1.ListOptions)
 	// StripManagedFields drops metadata.managedFields from every cached

@@ -16,10 +16,12 @@ import (
 )
 
 // selection is what an informer caches of its resource: a namespace ("" for
-// all) and label and field selectors, spelled canonically, so that it is
-// both what a Factory tells informers apart by and what requests send.
+// all), label and field selectors, and a label selector of namespaces,
+// spelled canonically, so that it is both what a Factory tells informers
+// apart by and what requests send.
 type selection struct {
 	namespace, labels, fields string
+	namespaces                string // "" without Options.NamespaceSelector
 }
 
 // selectionFilter is a selection as the client evaluates it: what an
@@ -33,13 +35,16 @@ type selectionFilter struct {
 	// and metadata.namespace, which the client can evaluate.
 	labels labels.Selector
 	fields fields.Selector
+	// namespaces selects namespaces by label; nil without
+	// Options.NamespaceSelector.
+	namespaces labels.Selector
 }
 
 // newSelection parses the selectors and spells them canonically, so that
 // equivalent spellings select one informer; it returns them as the client
 // evaluates them too, with the namespace unknown and the selectors known
-// (see selectionFilter.known).
-func newSelection(namespace, labelSel, fieldSel string) (selection, selectionFilter, error) {
+// (see selectionFilter.known). namespaceSel selects namespaces by label.
+func newSelection(namespace, labelSel, fieldSel, namespaceSel string) (selection, selectionFilter, error) {
 	ls, err := labels.Parse(labelSel)
 	if err != nil {
 		return selection{}, selectionFilter{}, fmt.Errorf("label selector %q: %w", labelSel, err)
@@ -47,6 +52,12 @@ func newSelection(namespace, labelSel, fieldSel string) (selection, selectionFil
 	fs, err := fields.ParseSelector(fieldSel)
 	if err != nil {
 		return selection{}, selectionFilter{}, fmt.Errorf("field selector %q: %w", fieldSel, err)
+	}
+	var namespaces labels.Selector
+	if namespaceSel != "" {
+		if namespaces, err = labels.Parse(namespaceSel); err != nil {
+			return selection{}, selectionFilter{}, fmt.Errorf("namespace selector %q: %w", namespaceSel, err)
+		}
 	}
 	reqs := fs.Requirements()
 	slices.SortFunc(reqs, func(a, b fields.Requirement) int {
@@ -65,7 +76,10 @@ func newSelection(namespace, labelSel, fieldSel string) (selection, selectionFil
 		}
 	}
 	sel := selection{namespace: namespace, labels: ls.String(), fields: strings.Join(terms, ",")}
-	filter := selectionFilter{namespace: namespace, labels: ls, fields: fields.AndSelectors(onMetadata...)}
+	filter := selectionFilter{namespace: namespace, labels: ls, fields: fields.AndSelectors(onMetadata...), namespaces: namespaces}
+	if namespaces != nil {
+		sel.namespaces = namespaces.String()
+	}
 	return sel, filter, nil
 }
 
@@ -83,7 +97,7 @@ func (f selectionFilter) known(namespaceKnown, selectorsKnown bool) selectionFil
 // name names an informer of resource gvr with selection s, for metrics.
 func (s selection) name(gvr schema.GroupVersionResource) string {
 	parts := []string{apiclient.ResourceName(gvr)}
-	for _, p := range [][2]string{{"namespace", s.namespace}, {"labels", s.labels}, {"fields", s.fields}} {
+	for _, p := range [][2]string{{"namespace", s.namespace}, {"labels", s.labels}, {"fields", s.fields}, {"namespaces", s.namespaces}} {
 		if p[1] != "" {
 			parts = append(parts, p[0]+"="+p[1])
 		}
@@ -111,7 +125,7 @@ func (s selection) narrow(tweak func(*metav1.ListOptions)) func(*metav1.ListOpti
 }
 
 // excludes reports whether the informer cannot hold obj: its namespace,
-// its selectors or its shard leave it out. It reports false where it
+// its selectors, its namespace selection or its shard leave it out. It reports false where it
 // cannot tell.
 func (i *SharedInformer[T]) excludes(obj T) bool {
 	f := i.filter
@@ -122,6 +136,9 @@ func (i *SharedInformer[T]) excludes(obj T) bool {
 		return true
 	}
 	if f.fields != nil && !f.fields.Matches(fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()}) {
+		return true
+	}
+	if !i.namespaces.holds(obj.GetNamespace()) {
 		return true
 	}
 	if i.shard != nil {

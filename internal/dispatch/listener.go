@@ -44,6 +44,9 @@ type Notification[T any] struct {
 	// LeftShard marks a Delete of an object that left the informer's
 	// shard: it still exists on the server.
 	LeftShard bool
+	// LeftNamespace marks a Delete of an object whose namespace left the
+	// informer's namespace selection: it still exists on the server.
+	LeftNamespace bool
 }
 
 // shrinkAbove is the queue capacity above which a mostly idle queue gives

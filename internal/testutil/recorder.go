@@ -60,7 +60,8 @@ func (r *Recorder[T]) HandleUpdate(oldObj, newObj T) {
 }
 
 // HandleDelete records "delete ns/name", followed by " unknown" if the
-// final state is unknown and " left" if the object left the shard.
+// final state is unknown, " left" if the object left the shard and
+// " left-namespace" if its namespace left the namespace selection.
 func (r *Recorder[T]) HandleDelete(d informers.Deleted[T]) {
 	e := "delete " + d.Key.String()
 	if d.FinalStateUnknown {
@@ -68,6 +69,9 @@ func (r *Recorder[T]) HandleDelete(d informers.Deleted[T]) {
 	}
 	if d.LeftShard {
 		e += " left"
+	}
+	if d.LeftNamespace {
+		e += " left-namespace"
 	}
 	if d.Key.String() != key(d.Object) {
 		e += " WRONG-OBJECT"

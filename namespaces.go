@@ -1,0 +1,313 @@
+package informers
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+
+	"github.com/kubetyped/informers/internal/dispatch"
+	"github.com/kubetyped/informers/internal/reflector"
+	"github.com/kubetyped/informers/internal/store"
+	"github.com/kubetyped/informers/shard"
+)
+
+// namespaceScope is the namespace selection of an informer made with
+// Options.NamespaceSelector: the factory's Namespace informer it follows,
+// and the namespaces whose objects the cache holds.
+type namespaceScope struct {
+	selector labels.Selector
+	only     string // the informer's namespace, if it has one: nothing else is selected
+	source   *SharedInformer[*corev1.Namespace]
+	changed  chan struct{} // signalled when a Namespace object changes
+
+	mu sync.Mutex
+	// applied is the set of namespaces whose objects the cache holds, as
+	// far as the running reflector has listed them; nil before the first
+	// list (nothing is excluded then).
+	applied map[string]bool
+	resume  string // the version the next reflector resumes from
+}
+
+func newNamespaceScope(selector labels.Selector, only string, source *SharedInformer[*corev1.Namespace]) *namespaceScope {
+	return &namespaceScope{selector: selector, only: only, source: source, changed: make(chan struct{}, 1)}
+}
+
+// wanted returns the namespaces the selector selects now, as the
+// Namespace informer shows them.
+func (ns *namespaceScope) wanted() map[string]bool {
+	want := map[string]bool{}
+	for n := range ns.source.Lister().Select(ns.selector) {
+		if ns.only == "" || n.Name == ns.only {
+			want[n.Name] = true
+		}
+	}
+	return want
+}
+
+// exists reports whether the server still has namespace name, as the
+// Namespace informer shows it.
+func (ns *namespaceScope) exists(name string) bool {
+	_, err := ns.source.Lister().Get(name)
+	return err == nil
+}
+
+// holds reports whether the cache may hold objects of namespace name.
+func (ns *namespaceScope) holds(name string) bool {
+	if ns == nil || name == "" {
+		return true
+	}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	return ns.applied == nil || ns.applied[name]
+}
+
+func (ns *namespaceScope) setApplied(set map[string]bool) {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	ns.applied = set
+}
+
+// resumeVersion is the version a new reflector resumes from: "" for the
+// first, the last one's after that.
+func (ns *namespaceScope) resumeVersion() string {
+	if ns == nil {
+		return ""
+	}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	return ns.resume
+}
+
+// poke signals that the selection may have changed.
+func (ns *namespaceScope) poke() {
+	select {
+	case ns.changed <- struct{}{}:
+	default: // a change is pending already; the run loop reads the latest
+	}
+}
+
+// namespaceRetry is how long an informer waits before it looks again at a
+// Namespace informer that could not sync (a 403 on namespaces).
+const namespaceRetry = time.Second
+
+// runNamespaceScoped runs one cluster-wide reflector per selection of
+// namespaces, in turn, feeding the informer's writer only with objects of
+// the selected namespaces (and of its shard, if it has one): when a
+// Namespace's labels change the selection, or the shard changes, the
+// running reflector stops and the next one lists from its version, as a
+// sharded informer does. start makes and publishes the reflector of a
+// sink.
+func runNamespaceScoped[T Object](ctx context.Context, i *SharedInformer[T], start func(reflector.Sink[T]) runner) {
+	ns, st := i.namespaces, i.shard
+	reg, err := ns.source.AddHandler(HandlerFuncs[*corev1.Namespace]{
+		OnAdd:    func(*corev1.Namespace, bool) { ns.poke() },
+		OnUpdate: func(*corev1.Namespace, *corev1.Namespace) { ns.poke() },
+		OnDelete: func(Deleted[*corev1.Namespace]) { ns.poke() },
+	}, WithName("namespace selection of "+i.cfg.name))
+	if err != nil {
+		i.report(errorf("%s: following namespaces: %w", i.cfg.desc, err))
+		return
+	}
+	defer reg.Remove()
+	for {
+		err := ns.source.WaitForSync(ctx)
+		if err == nil {
+			break
+		}
+		i.requestFailed(reflector.OpList, errorf("namespaces of NamespaceSelector %s: %w", ns.selector, err))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(namespaceRetry):
+		}
+	}
+	if st != nil {
+		st.mu.Lock()
+		st.log = klog.FromContext(ctx)
+		st.mu.Unlock()
+	}
+	var shardChanged chan struct{}
+	if st != nil {
+		shardChanged = st.changed
+	}
+	for ctx.Err() == nil {
+		select {
+		case <-ns.changed: // read below
+		default:
+		}
+		sink := &namespaceSink[T]{w: i.writer, scope: ns, want: ns.wanted(), st: st, evict: true}
+		if st != nil {
+			select {
+			case <-st.changed: // read below
+			default:
+			}
+			sink.shard, sink.gen = st.current()
+			sel := sink.shard.Selector()
+			st.wire.Store(&sel)
+		}
+		refl := start(sink)
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			refl.Run(rctx)
+		}()
+		for restart := false; !restart; {
+			select {
+			case <-ctx.Done():
+				restart = true
+			case <-shardChanged:
+				restart = true
+			case <-ns.changed:
+				restart = !maps.Equal(ns.wanted(), sink.want)
+			}
+		}
+		cancel()
+		<-done
+		ns.mu.Lock()
+		ns.resume = refl.LastSyncResourceVersion()
+		ns.mu.Unlock()
+	}
+}
+
+// namespaceSink sits between a reflector and the informer's writer: it
+// drops objects of namespaces outside its selection (and outside its
+// shard), evicts the cached objects of namespaces that left before its
+// first list, and those outside its shard after it.
+type namespaceSink[T Object] struct {
+	w     *writer[T]
+	scope *namespaceScope
+	want  map[string]bool
+	st    *shardState // nil if not sharded
+	shard shard.Shard
+	gen   uint64
+	evict bool // the next list evicts what is outside the selection
+}
+
+func (s *namespaceSink[T]) StartList() {
+	if s.evict {
+		// What left goes at once: the lister never shows it again. What
+		// entered shows once it has been listed.
+		if applied := s.scope.holdsNow(); applied != nil {
+			maps.DeleteFunc(applied, func(n string, _ bool) bool { return !s.want[n] })
+			s.scope.setApplied(applied)
+		}
+		s.w.evictNamespaces(s.want, s.scope.exists)
+	}
+	s.w.StartList()
+}
+
+func (s *namespaceSink[T]) Put(obj T, from reflector.Origin) {
+	if s.keep(obj) {
+		s.w.Put(obj, from)
+	}
+}
+
+func (s *namespaceSink[T]) Delete(obj T) {
+	if s.keep(obj) {
+		s.w.Delete(obj)
+	}
+}
+
+func (s *namespaceSink[T]) FinishList() {
+	if s.evict {
+		s.evict = false
+		if s.st != nil {
+			s.w.evictOutside(s.shard)
+		}
+		s.scope.setApplied(s.want)
+	}
+	s.w.FinishList()
+}
+
+func (s *namespaceSink[T]) Watching() {
+	if s.st != nil {
+		s.st.scopeSynced(s.gen)
+	}
+	s.w.Watching()
+}
+
+func (s *namespaceSink[T]) Flush() { s.w.Flush() }
+
+// keep reports whether obj is of a selected namespace and in the shard.
+func (s *namespaceSink[T]) keep(obj T) bool {
+	if ns := obj.GetNamespace(); ns != "" && !s.want[ns] {
+		return false // cluster-scoped objects have no namespace to select
+	}
+	if s.st == nil {
+		return true
+	}
+	s.st.received.Add(1)
+	if s.shard.Contains(obj) {
+		return true
+	}
+	s.st.dropped.Add(1)
+	s.st.observe(shard.FilterClient, "an object outside the shard arrived: the server ignores shard selectors")
+	return false
+}
+
+// holdsNow returns the namespaces the cache holds objects of, as the
+// last list applied them.
+func (ns *namespaceScope) holdsNow() map[string]bool {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	return maps.Clone(ns.applied)
+}
+
+// evictNamespaces removes the cached objects of namespaces outside want.
+// Handlers see them deleted with LeftNamespace set, or, if exists says
+// their namespace is gone from the server, with their final state unknown.
+func (w *writer[T]) evictNamespaces(want map[string]bool, exists func(string) bool) {
+	w.store.Lock()
+	for _, obj := range w.store.AppendAllLocked(nil) {
+		ns := obj.GetNamespace()
+		if ns == "" || want[ns] {
+			continue
+		}
+		if old, existed := w.store.DeleteLocked(store.KeyOf(obj)); existed {
+			if exists(ns) {
+				w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, LeftNamespace: true})
+			} else {
+				w.notifyGone(old)
+			}
+		}
+	}
+	w.store.Unlock()
+	w.Flush()
+}
+
+// namespacesResource is the resource of Namespace objects.
+var namespacesResource = corev1.SchemeGroupVersion.WithResource("namespaces")
+
+// factoryDefaultsFor returns the factory options that are the defaults of
+// an informer of resource: the factory's NamespaceSelector is not one of
+// the Namespace informer's, which it needs.
+func factoryDefaultsFor(f FactoryOptions, resource schema.GroupVersionResource) FactoryOptions {
+	if resource == namespacesResource {
+		f.NamespaceSelector = ""
+	}
+	return f
+}
+
+// namespaceSource returns the factory's Namespace informer, which an
+// informer configured by c follows, or nil if c selects no namespaces.
+func namespaceSource[T Object](f *Factory, c config[T]) (*SharedInformer[*corev1.Namespace], error) {
+	if c.filter.namespaces == nil {
+		return nil, nil
+	}
+	if c.resource == namespacesResource {
+		return nil, errorf("NamespaceSelector on an informer of namespaces: use LabelSelector")
+	}
+	source := Informer[*corev1.Namespace](f)
+	if err := source.Err(); err != nil {
+		return nil, fmt.Errorf("NamespaceSelector %s needs the factory's Namespace informer: %w", c.sel.namespaces, err)
+	}
+	return source, nil
+}
