@@ -342,3 +342,20 @@ func TestNamespaceSelectorModel(t *testing.T) {
 	}
 	t.Logf("%d steps", steps)
 }
+
+func TestNamespaceSelectorInFactory(t *testing.T) {
+	c := newNamespaceCluster()
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, NamespaceSelector: "team=a"})
+	byDefault := informers.Informer[*corev1.Pod](f)
+	require.NoError(t, byDefault.Err())
+	assert.Equal(t, "pods.v1 namespaces=team=a", byDefault.Name(), "the factory's selector is the default")
+	assert.Same(t, byDefault, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: " team = a "}), "equivalent spellings name one informer")
+	own := informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=b"})
+	assert.NotSame(t, byDefault, own, "the informer's own selector wins and tells it apart")
+	assert.Equal(t, "pods.v1 namespaces=team=b", own.Name())
+	assert.Equal(t, "namespaces.v1", informers.Informer[*corev1.Namespace](f).Name(), "the Namespace informer is not itself selected")
+	assert.Error(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team in a"}).Err(), "a selector that does not parse")
+
+	_, err := informers.NewInformer(c.pods.ListWatch(""), informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"})
+	assert.ErrorContains(t, err, "NamespaceSelector is for a Factory")
+}
