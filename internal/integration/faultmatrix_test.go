@@ -302,18 +302,21 @@ const (
 	transformedInformer informerKind = "transformed" // Options.Transform
 	internedInformer    informerKind = "interned"    // Options.Intern, the decoder off
 	shardedInformer     informerKind = "sharded"     // Options.Shard: one of two
+	// Options.NamespaceSelector, selecting its namespace by the label
+	// every namespace has of its name.
+	namespaceSelectedInformer informerKind = "namespace-selected"
 )
 
 // matrixPageSize is the explicit page size of the matrix: small, so that
 // every list spans several pages.
 const matrixPageSize = 7
 
-// matrixCombos returns every combination: 2 × 2 × 4 × 2.
+// matrixCombos returns every combination: 2 × 2 × 5 × 2.
 func matrixCombos() []combo {
 	var out []combo
 	for _, watchList := range []bool{false, true} {
 		for _, pageSize := range []int64{0, matrixPageSize} {
-			for _, kind := range []informerKind{plainInformer, transformedInformer, internedInformer, shardedInformer} {
+			for _, kind := range []informerKind{plainInformer, transformedInformer, internedInformer, shardedInformer, namespaceSelectedInformer} {
 				for _, selected := range []bool{false, true} {
 					out = append(out, combo{watchList, pageSize, kind, selected})
 				}

@@ -66,6 +66,8 @@ func startMatrixInformer(t *testing.T, env *testenv.Env, ns string, c combo, i i
 	case shardedInformer:
 		half := shard.Of(shard.ByUID, i%2, 2)
 		m.shard, opts.Shard = &half, &half
+	case namespaceSelectedInformer:
+		opts.NamespaceSelector = corev1.LabelMetadataName + "=" + ns
 	}
 	m.inf = informers.InformerWith(f, opts)
 	for j, merge := range []bool{false, true} {
@@ -100,9 +102,11 @@ func (m *matrixInformer) waitForSync(t *testing.T, ctx context.Context) {
 	for _, reg := range m.regs {
 		require.NoError(t, reg.WaitForSync(ctx), m.String())
 	}
-	// A sharded informer lists, whatever the server offers: its list
-	// responses say whether the server filtered.
-	require.Equal(t, m.watchList && m.kind != shardedInformer, m.inf.UsesWatchList(), "%s streams its initial state", m)
+	// A sharded or namespace-selected informer lists, whatever the server
+	// offers: its list responses say whether the server filtered a shard,
+	// and a change of namespaces relists from a version.
+	lists := m.kind == shardedInformer || m.kind == namespaceSelectedInformer
+	require.Equal(t, m.watchList && !lists, m.inf.UsesWatchList(), "%s streams its initial state", m)
 	if m.shard != nil {
 		require.Equal(t, shard.FilterServer, m.inf.Shard().Filter, "%s: the server filters shards", m)
 	}
