@@ -15,7 +15,6 @@ import (
 	"github.com/kubetyped/informers/internal/dispatch"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/store"
-	"github.com/kubetyped/informers/shard"
 )
 
 // namespaceScope is the namespace selection of an informer made with
@@ -142,39 +141,48 @@ func runNamespaceScoped[T Object](ctx context.Context, i *SharedInformer[T], sta
 		case <-ns.changed: // read below
 		default:
 		}
-		sink := &namespaceSink[T]{w: i.writer, scope: ns, want: ns.wanted(), st: st, evict: true}
+		sink := &namespaceSink[T]{w: i.writer, scope: ns, want: ns.wanted(), evict: true}
 		if st != nil {
 			select {
 			case <-st.changed: // read below
 			default:
 			}
-			sink.shard, sink.gen = st.current()
-			sel := sink.shard.Selector()
+			s, gen := st.current()
+			sink.sharded = &shardSink[T]{w: i.writer, st: st, shard: s, gen: gen}
+			sel := s.Selector()
 			st.wire.Store(&sel)
 		}
-		refl := start(sink)
-		rctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			refl.Run(rctx)
-		}()
-		for restart := false; !restart; {
-			select {
-			case <-ctx.Done():
-				restart = true
-			case <-shardChanged:
-				restart = true
-			case <-ns.changed:
-				restart = !maps.Equal(ns.wanted(), sink.want)
+		resume := runUntil(ctx, start(sink), func() {
+			for restart := false; !restart; {
+				select {
+				case <-ctx.Done():
+					restart = true
+				case <-shardChanged:
+					restart = true
+				case <-ns.changed:
+					restart = !maps.Equal(ns.wanted(), sink.want)
+				}
 			}
-		}
-		cancel()
-		<-done
+		})
 		ns.mu.Lock()
-		ns.resume = refl.LastSyncResourceVersion()
+		ns.resume = resume
 		ns.mu.Unlock()
 	}
+}
+
+// runUntil runs refl until wait returns, or ctx ends, then stops it and
+// returns the version it reached.
+func runUntil(ctx context.Context, refl runner, wait func()) string {
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		refl.Run(rctx)
+	}()
+	wait()
+	cancel()
+	<-done
+	return refl.LastSyncResourceVersion()
 }
 
 // namespaceSink sits between a reflector and the informer's writer: it
@@ -182,13 +190,11 @@ func runNamespaceScoped[T Object](ctx context.Context, i *SharedInformer[T], sta
 // shard), evicts the cached objects of namespaces that left before its
 // first list, and those outside its shard after it.
 type namespaceSink[T Object] struct {
-	w     *writer[T]
-	scope *namespaceScope
-	want  map[string]bool
-	st    *shardState // nil if not sharded
-	shard shard.Shard
-	gen   uint64
-	evict bool // the next list evicts what is outside the selection
+	w       *writer[T]
+	scope   *namespaceScope
+	want    map[string]bool
+	sharded *shardSink[T] // keeps the shard; nil if not sharded
+	evict   bool          // the next list evicts what is outside the selection
 }
 
 func (s *namespaceSink[T]) StartList() {
@@ -219,8 +225,8 @@ func (s *namespaceSink[T]) Delete(obj T) {
 func (s *namespaceSink[T]) FinishList() {
 	if s.evict {
 		s.evict = false
-		if s.st != nil {
-			s.w.evictOutside(s.shard)
+		if s.sharded != nil {
+			s.w.evictOutside(s.sharded.shard)
 		}
 		s.scope.setApplied(s.want)
 	}
@@ -228,8 +234,8 @@ func (s *namespaceSink[T]) FinishList() {
 }
 
 func (s *namespaceSink[T]) Watching() {
-	if s.st != nil {
-		s.st.scopeSynced(s.gen)
+	if s.sharded != nil {
+		s.sharded.st.scopeSynced(s.sharded.gen)
 	}
 	s.w.Watching()
 }
@@ -241,16 +247,7 @@ func (s *namespaceSink[T]) keep(obj T) bool {
 	if ns := obj.GetNamespace(); ns != "" && !s.want[ns] {
 		return false // cluster-scoped objects have no namespace to select
 	}
-	if s.st == nil {
-		return true
-	}
-	s.st.received.Add(1)
-	if s.shard.Contains(obj) {
-		return true
-	}
-	s.st.dropped.Add(1)
-	s.st.observe(shard.FilterClient, "an object outside the shard arrived: the server ignores shard selectors")
-	return false
+	return s.sharded == nil || s.sharded.keep(obj)
 }
 
 // holdsNow returns the namespaces the cache holds objects of, as the

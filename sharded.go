@@ -246,21 +246,14 @@ func runShards[T Object](ctx context.Context, st *shardState, w *writer[T], star
 		}
 		sel := s.Selector()
 		st.wire.Store(&sel)
-		refl := start(sink)
-		rctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			refl.Run(rctx)
-		}()
-		select {
-		case <-ctx.Done():
-		case <-st.changed:
-		}
-		cancel()
-		<-done
+		resume := runUntil(ctx, start(sink), func() {
+			select {
+			case <-ctx.Done():
+			case <-st.changed:
+			}
+		})
 		st.mu.Lock()
-		st.resume = refl.LastSyncResourceVersion()
+		st.resume = resume
 		st.mu.Unlock()
 	}
 }
