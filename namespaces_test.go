@@ -359,3 +359,33 @@ func TestNamespaceSelectorInFactory(t *testing.T) {
 	_, err := informers.NewInformer(c.pods.ListWatch(""), informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"})
 	assert.ErrorContains(t, err, "NamespaceSelector is for a Factory")
 }
+
+// The cluster-wide watch carries the versions of every namespace: the
+// cache reaches the version of a write to an unselected namespace, and
+// WaitForVersion returns.
+func TestNamespaceSelectorWaitForVersion(t *testing.T) {
+	c := newNamespaceCluster()
+	c.label(t, "a1", "a")
+	c.label(t, "b1", "b")
+	inf, _ := startNamespaceSelected(t, c, informers.Options[*corev1.Pod]{})
+	rv, err := c.pods.Add(pod("b1", "unselected", nil))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, inf.WaitForVersion(ctx, rv))
+	assert.Zero(t, inf.Lister().Len())
+}
+
+// An informer whose namespaces cannot be read does not sync, and says why
+// at once.
+func TestNamespaceSelectorNamespacesForbidden(t *testing.T) {
+	c := newNamespaceCluster()
+	c.namespaces.FailList(apierrors.NewForbidden(corev1.Resource("namespaces"), "", fmt.Errorf("RBAC: access denied")))
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, Backoff: fastBackoff, OnError: func(error) {}})
+	inf := informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"})
+	testutil.StartFactory(t, f)
+	err := waitFailsPromptly(t, inf.WaitForSync)
+	assert.True(t, apierrors.IsForbidden(err), "%v", err)
+	assert.ErrorContains(t, err, "NamespaceSelector team=a")
+	assert.False(t, inf.HasSynced())
+}
