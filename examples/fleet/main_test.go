@@ -29,7 +29,9 @@ func TestMirrorsToEveryMember(t *testing.T) {
 	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
 		return run(ctx, hub.Config(), members, out)
 	})
-	p.Eventually(func() bool { return strings.Contains(p.Output(), "mirroring fleet-system/settings from the hub to east, west") }, "mirroring starts")
+	p.Eventually(func() bool {
+		return strings.Contains(p.Output(), "mirroring fleet-system/settings from the hub to east, west")
+	}, "mirroring starts")
 
 	ctx := context.Background()
 	hubCMs := clientset(t, hub.Config()).CoreV1().ConfigMaps(namespace)
