@@ -106,15 +106,6 @@ func (fl *Fleet) Attach(ctx context.Context, name string, c Cluster) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("fleet: Attach %q: %w", name, err)
 	}
-	m := &member{name: name, health: newHealth(name)}
-	opts := fl.opts.Factory
-	opts.RESTConfig, opts.Server, opts.Decoders = c.RESTConfig, c.Server, &fl.decoders
-	opts.OnError = m.health.observe(fl.opts.Factory.OnError)
-	if fl.opts.Metrics != nil {
-		opts.Metrics = fl.opts.Metrics(name)
-	}
-	m.factory = informers.NewFactoryWith(c.Client, opts)
-
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
 	if fl.stopped {
@@ -123,6 +114,14 @@ func (fl *Fleet) Attach(ctx context.Context, name string, c Cluster) error {
 	if _, ok := fl.clusters[name]; ok {
 		return fmt.Errorf("%w: %q", ErrAttached, name)
 	}
+	m := &member{name: name, health: newHealth(name)}
+	opts := fl.opts.Factory
+	opts.RESTConfig, opts.Server, opts.Decoders = c.RESTConfig, c.Server, &fl.decoders
+	opts.OnError = m.health.observe(fl.opts.Factory.OnError)
+	if fl.opts.Metrics != nil {
+		opts.Metrics = fl.opts.Metrics(name)
+	}
+	m.factory = informers.NewFactoryWith(c.Client, opts)
 	fl.clusters[name] = m
 	for _, inf := range fl.informers {
 		inf.attach(m)

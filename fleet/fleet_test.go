@@ -324,3 +324,71 @@ func heapInUse() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// clusterMetrics counts, per cluster, the informers that report and those
+// that stopped.
+type clusterMetrics struct {
+	mu      sync.Mutex
+	running map[string]int
+}
+
+func (c *clusterMetrics) forCluster(cluster string) informers.Metrics {
+	return clusterRecorder{c, cluster}
+}
+
+func (c *clusterMetrics) count(cluster string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.running[cluster]
+}
+
+type clusterRecorder struct {
+	m       *clusterMetrics
+	cluster string
+}
+
+func (r clusterRecorder) Informer(informers.AnyInformer) informers.InformerMetrics {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	r.m.running[r.cluster]++
+	return informerRecorder{r}
+}
+
+func (r clusterRecorder) Handler(informers.AnyInformer, informers.AnyRegistration) informers.HandlerMetrics {
+	return handlerRecorder{}
+}
+
+type handlerRecorder struct{}
+
+func (handlerRecorder) Delivered(informers.EventType, time.Duration) {}
+func (handlerRecorder) Panicked(informers.EventType)                 {}
+func (handlerRecorder) Removed()                                     {}
+
+type informerRecorder struct{ clusterRecorder }
+
+func (informerRecorder) Request(string)                     {}
+func (informerRecorder) RequestError(string, int)           {}
+func (informerRecorder) Relist(string)                      {}
+func (informerRecorder) Synced(string, time.Duration, bool) {}
+func (r informerRecorder) Stopped() {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	r.m.running[r.cluster]--
+}
+
+func TestMetricsCarryTheClusterAndGoWithIt(t *testing.T) {
+	testutil.NoLeaks(t)
+	ctx := waitCtx(t)
+	metrics := &clusterMetrics{running: map[string]int{}}
+	fl := fleet.New(fleet.Options{Factory: informers.FactoryOptions{Backoff: fastBackoff}, Metrics: metrics.forCluster})
+	t.Cleanup(func() { require.NoError(t, fl.Shutdown(context.Background())) })
+	fleet.Informer[*corev1.Pod](fl)
+	require.NoError(t, fl.Attach(ctx, "east", newTestCluster(t).cluster()))
+	require.NoError(t, fl.Attach(ctx, "west", newTestCluster(t).cluster()))
+	require.NoError(t, fl.WaitForSync(ctx))
+	assert.Equal(t, 1, metrics.count("east"))
+	assert.Equal(t, 1, metrics.count("west"))
+	require.NoError(t, fl.Detach(ctx, "east"))
+	assert.Equal(t, 0, metrics.count("east"), "the detached cluster's series are not gone")
+	assert.Equal(t, 1, metrics.count("west"))
+}
