@@ -392,3 +392,36 @@ func TestMetricsCarryTheClusterAndGoWithIt(t *testing.T) {
 	assert.Equal(t, 0, metrics.count("east"), "the detached cluster's series are not gone")
 	assert.Equal(t, 1, metrics.count("west"))
 }
+
+// A handler that panics on one cluster's events and blocks on another's
+// delays no third cluster's.
+func TestHandlerTroubleStaysInItsCluster(t *testing.T) {
+	testutil.NoLeaks(t)
+	ctx := waitCtx(t)
+	fl := newFleet(t)
+	pods := fleet.Informer[*corev1.Pod](fl)
+	release := make(chan struct{})
+	rec := &events{}
+	_, err := pods.AddHandler(fleet.HandlerFuncs[*corev1.Pod]{OnAdd: func(cluster string, p *corev1.Pod, initial bool) {
+		switch cluster {
+		case "panics":
+			panic("handler bug")
+		case "blocks":
+			<-release
+		}
+		rec.HandleAdd(cluster, p, initial)
+	}})
+	require.NoError(t, err)
+	defer close(release)
+	healthy := newTestCluster(t)
+	for _, name := range []string{"panics", "blocks"} {
+		require.NoError(t, fl.Attach(ctx, name, newTestCluster(t, pod("a", "p", "n"), pod("a", "q", "n")).cluster()))
+	}
+	require.NoError(t, fl.Attach(ctx, "healthy", healthy.cluster()))
+	require.NoError(t, fl.WaitForSync(ctx))
+	for n := range 20 {
+		_, err := healthy.pods.Add(pod("a", fmt.Sprint(n), "n"))
+		require.NoError(t, err)
+	}
+	eventually(t, func() bool { return len(rec.List()) == 20 }, "the healthy cluster's events delivered")
+}
