@@ -187,12 +187,14 @@ func TestFailingClusterHoldsUpNoOther(t *testing.T) {
 	}
 	require.NoError(t, fl.Attach(ctx, "forbidden", forbidden.cluster()))
 	require.NoError(t, fl.Attach(ctx, "down", down.cluster()))
+	require.NoError(t, fl.Attach(ctx, "no-resource", fleet.Cluster{Server: informerstest.NewCluster()})) // as a missing CRD
 
 	err := fl.WaitForSync(ctx)
 	require.NoError(t, ctx.Err(), "WaitForSync waited for the failing clusters until its context ended")
 	var se *fleet.SyncError
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, []string{"down", "forbidden"}, slices.Sorted(maps.Keys(se.Clusters)))
+	assert.Equal(t, []string{"down", "forbidden", "no-resource"}, slices.Sorted(maps.Keys(se.Clusters)))
+	assert.True(t, apierrors.IsNotFound(se.Clusters["no-resource"]), "%v", se.Clusters["no-resource"])
 	assert.True(t, apierrors.IsForbidden(se.Clusters["forbidden"]), "%v", se.Clusters["forbidden"])
 	assert.True(t, apierrors.IsServiceUnavailable(se.Clusters["down"]), "%v", se.Clusters["down"])
 	assert.Contains(t, err.Error(), `cluster "forbidden"`)
@@ -210,8 +212,8 @@ func TestFailingClusterHoldsUpNoOther(t *testing.T) {
 	req := httptest.NewRequest("GET", "/readyz", nil)
 	eventually(t, func() bool {
 		err := ready(req)
-		return errors.As(err, &se) && len(se.Clusters) == 1 && se.Clusters["forbidden"] != nil
-	}, "only the forbidden cluster stays not ready")
+		return errors.As(err, &se) && len(se.Clusters) == 2 && se.Clusters["forbidden"] != nil && se.Clusters["no-resource"] != nil
+	}, "only the forbidden cluster and the one without the resource stay not ready")
 }
 
 func TestReadyCheckNamesAClusterThatGoesAway(t *testing.T) {
