@@ -124,6 +124,7 @@ func TestFleetThreeControlPlanes(t *testing.T) {
 	require.False(t, attached)
 	attach(1)
 	require.NoError(t, fl.WaitForSync(syncCtx))
+	require.NoError(t, reg.WaitForSync(syncCtx)) // readiness counts handlers too
 
 	// kill -9 north's kube-apiserver.
 	ready := fl.ReadyCheck()
