@@ -262,7 +262,7 @@ func TestAttachContextEndDetaches(t *testing.T) {
 // heap return to what they were.
 func TestAttachDetachManyClusters(t *testing.T) {
 	testutil.NoLeaks(t)
-	const clusters, podsEach, rounds = 100, 50, 3
+	const clusters, podsEach, passes = 100, 50, 3
 	ctx := waitCtx(t)
 	sources := make([]testCluster, clusters)
 	for n := range sources {
@@ -285,15 +285,15 @@ func TestAttachDetachManyClusters(t *testing.T) {
 	baseline := heapInUse()
 	goroutines := runtime.NumGoroutine()
 
-	for round := range rounds {
+	for pass := range passes {
 		var wg sync.WaitGroup
 		for n, c := range sources {
 			wg.Go(func() { assert.NoError(t, fl.Attach(ctx, fmt.Sprint(n), c.cluster())) })
 		}
 		wg.Wait()
-		require.NoError(t, fl.WaitForSync(ctx), "round %d", round)
+		require.NoError(t, fl.WaitForSync(ctx), "pass %d", pass)
 		require.Equal(t, clusters*podsEach, pods.Lister().Len())
-		if round == 0 {
+		if pass == 0 {
 			attached := heapInUse()
 			t.Logf("heap: %d B before attaching, %d B with 100 clusters attached", baseline, attached)
 			require.Greater(t, attached, baseline+2<<20, "the heap check below would not see the caches")
