@@ -88,6 +88,7 @@ func NewFactoryWith(client kubernetes.Interface, opts FactoryOptions) *Factory {
 		Dynamic:    opts.Dynamic,
 		Metadata:   opts.Metadata,
 		Scheme:     f.scheme,
+		Decoders:   opts.Decoders.apiDecoders(),
 	})
 	if opts.MaxConcurrentLists > 0 {
 		// FIFO: informers list in the order they were requested.

@@ -203,6 +203,9 @@ type FactoryOptions struct {
 	// handlers to return when their context has already ended; 0 means 30
 	// seconds.
 	ShutdownGracePeriod time.Duration
+	// Decoders, if set, shares the library's decoders with the other
+	// factories that set the same Decoders (see Decoders).
+	Decoders *Decoders
 }
 
 // Server serves list and watch requests for any resource, in place of a

@@ -39,7 +39,8 @@ type Client struct {
 	// metadataOwn says metadata was made from RESTConfig, not given:
 	// metadata-only informers may then list and watch through rest.
 	metadataOwn bool
-	errs        error // why the clients above could not be made
+	errs        error     // why the clients above could not be made
+	decoders    *Decoders // shared with other clients, or nil
 
 	mu        sync.Mutex
 	resources map[schema.GroupVersion]*metav1.APIResourceList
@@ -68,6 +69,8 @@ type Config struct {
 	Dynamic    dynamic.Interface
 	Metadata   metadata.Interface
 	Scheme     *runtime.Scheme
+	// Decoders, if set, are shared with the other clients that set it.
+	Decoders *Decoders
 }
 
 // paramCodec encodes list options as query parameters for any resource.
@@ -80,7 +83,7 @@ var paramCodec = func() runtime.ParameterCodec {
 // New returns a client over client, a real or fake clientset, or over what
 // cfg sets instead.
 func New(client kubernetes.Interface, o Config) *Client {
-	a := &Client{server: o.Server, dynamic: o.Dynamic, metadata: o.Metadata, resources: make(map[schema.GroupVersion]*metav1.APIResourceList)}
+	a := &Client{server: o.Server, dynamic: o.Dynamic, metadata: o.Metadata, decoders: o.Decoders, resources: make(map[schema.GroupVersion]*metav1.APIResourceList)}
 	if o.Server != nil {
 		return a
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -39,6 +41,49 @@ func NewDecoder[T Object](o Decoding) (*protodec.Decoder, error) {
 		return nil, nil
 	}
 	return protodec.New(t, protodec.Options{Share: true, Skip: o.Skip})
+}
+
+// Decoders keeps one decoder per Go type and fields skipped for the
+// clients that share it, such as the factories of one fleet: objects that
+// several clusters hold alike (images, labels, owner kinds) then share
+// their strings and parts across clusters too. It is safe for concurrent
+// use; the zero value is ready.
+//
+// Invariant: every value of byType is a *protodec.Decoder of the type and
+// skipped fields its key names.
+type Decoders struct {
+	mu     sync.Mutex
+	byType map[decoderKey]*protodec.Decoder
+}
+
+// decoderKey names a shared decoder.
+type decoderKey struct {
+	typ  reflect.Type
+	skip string // Decoding.Skip, sorted, joined by commas
+}
+
+// decoderOf returns the decoder of an informer of a's objects of type T:
+// the one a's Decoders share, if it has them, or a new one.
+func decoderOf[T Object](a *Client, o Decoding) (*protodec.Decoder, error) {
+	ds := a.decoders
+	if ds == nil || o.Disabled {
+		return NewDecoder[T](o)
+	}
+	key := decoderKey{typ: reflect.TypeFor[T](), skip: strings.Join(o.Skip, ",")}
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	if dec, ok := ds.byType[key]; ok {
+		return dec, nil
+	}
+	dec, err := NewDecoder[T](o)
+	if err != nil || dec == nil {
+		return dec, err
+	}
+	if ds.byType == nil {
+		ds.byType = make(map[decoderKey]*protodec.Decoder)
+	}
+	ds.byType[key] = dec
+	return dec, nil
 }
 
 // listDecoded sends req, a list request, and decodes its response with

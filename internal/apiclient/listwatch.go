@@ -82,7 +82,7 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 	var decoder *protodec.Decoder
 	if protobuf {
 		var err error
-		if decoder, err = NewDecoder[T](dec); err != nil {
+		if decoder, err = decoderOf[T](a, dec); err != nil {
 			return nil, err
 		}
 	}
@@ -150,7 +150,7 @@ func dynamicListWatch[T Object](a *Client, gvr schema.GroupVersionResource, ns s
 
 func metadataListWatch[T Object](a *Client, gvr schema.GroupVersionResource, ns string, dec Decoding) (*Funcs, error) {
 	if a.metadataOwn && a.rest != nil {
-		decoder, err := NewDecoder[T](dec)
+		decoder, err := decoderOf[T](a, dec)
 		if err != nil || decoder != nil {
 			return metadataDecoded[T](a, gvr, ns, decoder), err
 		}

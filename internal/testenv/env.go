@@ -254,6 +254,32 @@ func (e *Env) restartAPIServer(ctx context.Context, what string, stop func(*proc
 	return nil
 }
 
+// KillAPIServer kills kube-apiserver (SIGKILL, as kill -9 does) and
+// leaves it down until StartAPIServer: clients see their connections
+// refused meanwhile.
+func (e *Env) KillAPIServer() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped {
+		return errors.New("testenv: killing kube-apiserver after Stop")
+	}
+	return e.apiserver.proc.kill()
+}
+
+// StartAPIServer starts kube-apiserver again, after KillAPIServer, on the
+// same port, returning once /readyz reports ok.
+func (e *Env) StartAPIServer(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped {
+		return errors.New("testenv: starting kube-apiserver after Stop")
+	}
+	if err := e.apiserver.start(ctx); err != nil {
+		return fmt.Errorf("testenv: starting kube-apiserver: %w", err)
+	}
+	return nil
+}
+
 // RestartEtcd kills etcd and starts it again with the same data and ports,
 // while kube-apiserver keeps running. It returns once etcd is healthy and
 // kube-apiserver, having reconnected, reports /readyz ok.

@@ -1,0 +1,193 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/kubetyped/informers"
+)
+
+// Handler receives a fleet informer's events with the cluster of each.
+// Each cluster delivers to its own goroutine and queue, as an informer
+// does to each of its handlers: a handler slow or panicking on one
+// cluster's events delays no other cluster's. Objects are shared with the
+// cache: read them, never modify them.
+type Handler[T informers.Object] interface {
+	HandleAdd(cluster string, obj T, isInInitialList bool)
+	HandleUpdate(cluster string, oldObj, newObj T)
+	HandleDelete(cluster string, d informers.Deleted[T])
+}
+
+// HandlerFuncs adapts functions to a Handler. A nil field ignores its
+// events.
+type HandlerFuncs[T informers.Object] struct {
+	OnAdd    func(cluster string, obj T, isInInitialList bool)
+	OnUpdate func(cluster string, oldObj, newObj T)
+	OnDelete func(cluster string, d informers.Deleted[T])
+}
+
+// HandleAdd calls OnAdd if it is set.
+func (f HandlerFuncs[T]) HandleAdd(cluster string, obj T, isInInitialList bool) {
+	if f.OnAdd != nil {
+		f.OnAdd(cluster, obj, isInInitialList)
+	}
+}
+
+// HandleUpdate calls OnUpdate if it is set.
+func (f HandlerFuncs[T]) HandleUpdate(cluster string, oldObj, newObj T) {
+	if f.OnUpdate != nil {
+		f.OnUpdate(cluster, oldObj, newObj)
+	}
+}
+
+// HandleDelete calls OnDelete if it is set.
+func (f HandlerFuncs[T]) HandleDelete(cluster string, d informers.Deleted[T]) {
+	if f.OnDelete != nil {
+		f.OnDelete(cluster, d)
+	}
+}
+
+// inCluster is a Handler bound to one cluster, as an informers.Handler.
+type inCluster[T informers.Object] struct {
+	cluster string
+	h       Handler[T]
+}
+
+func (c inCluster[T]) HandleAdd(obj T, initial bool)       { c.h.HandleAdd(c.cluster, obj, initial) }
+func (c inCluster[T]) HandleUpdate(oldObj, newObj T)       { c.h.HandleUpdate(c.cluster, oldObj, newObj) }
+func (c inCluster[T]) HandleDelete(d informers.Deleted[T]) { c.h.HandleDelete(c.cluster, d) }
+
+// Registration is a handler added to a fleet informer: one registration
+// per attached cluster, those attached later too.
+type Registration[T informers.Object] struct {
+	inf  *SharedInformer[T]
+	h    Handler[T]
+	opts []informers.HandlerOption
+
+	// Guarded by inf.mu.
+	clusters map[string]*informers.Registration[T]
+	errs     map[string]error // clusters that refused the handler
+}
+
+// AddHandler registers h on every cluster, those attached later too. On
+// each cluster, h first receives the cache's current contents as adds,
+// then every later event, as with informers.SharedInformer.AddHandler;
+// opts apply on every cluster. A cluster that refuses the handler (its
+// informer could not be created) is reported by the registration's
+// WaitForSync.
+func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...informers.HandlerOption) (*Registration[T], error) {
+	if h == nil {
+		return nil, fmt.Errorf("fleet: %s: AddHandler with a nil handler", i)
+	}
+	reg := &Registration[T]{inf: i, h: h, opts: opts, clusters: make(map[string]*informers.Registration[T]), errs: make(map[string]error)}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	for cluster, inf := range i.clusters {
+		reg.attach(cluster, inf)
+	}
+	i.regs = append(i.regs, reg)
+	return reg, nil
+}
+
+// attach adds the handler to inf, the informer of cluster; with inf.mu
+// held.
+func (r *Registration[T]) attach(cluster string, inf *informers.SharedInformer[T]) {
+	cr, err := inf.AddHandler(inCluster[T]{cluster, r.h}, r.opts...)
+	if err != nil {
+		r.errs[cluster] = err
+		return
+	}
+	r.clusters[cluster] = cr
+}
+
+// detach forgets cluster, which was detached; with inf.mu held.
+func (r *Registration[T]) detach(cluster string) {
+	delete(r.clusters, cluster)
+	delete(r.errs, cluster)
+}
+
+// Cluster returns the handler's registration on the cluster called name,
+// and whether it has one.
+func (r *Registration[T]) Cluster(name string) (*informers.Registration[T], bool) {
+	r.inf.mu.Lock()
+	defer r.inf.mu.Unlock()
+	cr, ok := r.clusters[name]
+	return cr, ok
+}
+
+// snapshot returns the registrations and errors by cluster.
+func (r *Registration[T]) snapshot() (map[string]*informers.Registration[T], map[string]error) {
+	r.inf.mu.Lock()
+	defer r.inf.mu.Unlock()
+	return maps.Clone(r.clusters), maps.Clone(r.errs)
+}
+
+// HasSynced reports whether the handler has been delivered the initial
+// state of every attached cluster.
+func (r *Registration[T]) HasSynced() bool {
+	regs, errs := r.snapshot()
+	if len(errs) > 0 {
+		return false
+	}
+	for _, cr := range regs {
+		if !cr.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// WaitForSync waits until the handler has been delivered the initial
+// state of every attached cluster. As the fleet's WaitForSync, it stops
+// waiting for a cluster at its first failed request; its error, a
+// *SyncError, names each cluster whose state the handler lacks, with why.
+func (r *Registration[T]) WaitForSync(ctx context.Context) error {
+	return waitClusters(ctx, r.inf.fl.members(), func(ctx context.Context, m *member) error {
+		regs, errs := r.snapshot()
+		if err := errs[m.name]; err != nil {
+			return err
+		}
+		cr, ok := regs[m.name]
+		if !ok {
+			return nil // attached after the handler was removed, or detached
+		}
+		inf, ok := r.inf.Cluster(m.name)
+		if !ok {
+			return nil
+		}
+		return waitMember(ctx, m, []informers.AnyInformer{inf}, cr.WaitForSync)
+	})
+}
+
+// Remove stops delivery to the handler on every cluster, and on clusters
+// attached later.
+func (r *Registration[T]) Remove() {
+	r.inf.mu.Lock()
+	regs := slices.Collect(maps.Values(r.clusters))
+	clear(r.clusters)
+	r.inf.regs = slices.DeleteFunc(r.inf.regs, func(x *Registration[T]) bool { return x == r })
+	r.inf.mu.Unlock()
+	for _, cr := range regs {
+		cr.Remove()
+	}
+}
+
+// Err returns the errors of the clusters that refused the handler or
+// removed it for exceeding its queue limit, each naming its cluster, or
+// nil.
+func (r *Registration[T]) Err() error {
+	regs, errs := r.snapshot()
+	for cluster, cr := range regs {
+		if err := cr.Err(); err != nil {
+			errs[cluster] = err
+		}
+	}
+	var all []error
+	for _, cluster := range slices.Sorted(maps.Keys(errs)) {
+		all = append(all, fmt.Errorf("fleet: cluster %q: %w", cluster, errs[cluster]))
+	}
+	return errors.Join(all...)
+}

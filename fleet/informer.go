@@ -1,0 +1,197 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubetyped/informers"
+)
+
+// SharedInformer is a fleet's informer of objects of type T: one shared
+// informer per attached cluster, read and followed together. Get it with
+// the package's Informer or InformerWith; the zero value is not usable.
+type SharedInformer[T informers.Object] struct {
+	fl   *Fleet
+	opts informers.Options[T]
+
+	mu       sync.Mutex
+	clusters map[string]*informers.SharedInformer[T]
+	indexers map[string]informers.IndexFunc[T] // added by AddIndex
+	regs     []*Registration[T]
+}
+
+// requestKey tells a fleet's informers apart, as a factory does.
+type requestKey struct {
+	typ                             reflect.Type
+	resource                        schema.GroupVersionResource
+	namespace, labels, fields, name string
+}
+
+// Informer returns the fleet's informer of objects of type T with default
+// options, creating it on first use; see informers.Informer.
+//
+//	pods := fleet.Informer[*corev1.Pod](fl)
+//
+// It runs on every attached cluster and on every cluster attached later.
+func Informer[T informers.Object](fl *Fleet) *SharedInformer[T] {
+	return InformerWith(fl, informers.Options[T]{})
+}
+
+// InformerWith is Informer with options, which apply on every cluster as
+// informers.InformerWith applies them on one. Requests with the same type,
+// resource, namespace, selectors and name return the same informer; the
+// other options are those of the first request. A cluster that cannot
+// serve the informer (T unknown, a conflict with the cluster's factory)
+// reports it in the fleet's WaitForSync.
+func InformerWith[T informers.Object](fl *Fleet, opts informers.Options[T]) *SharedInformer[T] {
+	key := requestKey{reflect.TypeFor[T](), opts.Resource, opts.Namespace, opts.LabelSelector, opts.FieldSelector, opts.Name}
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	for _, inf := range fl.informers {
+		if i, ok := inf.(*SharedInformer[T]); ok && i.key() == key {
+			return i
+		}
+	}
+	i := &SharedInformer[T]{fl: fl, opts: opts, clusters: make(map[string]*informers.SharedInformer[T]), indexers: make(map[string]informers.IndexFunc[T])}
+	fl.informers = append(fl.informers, i)
+	for _, m := range fl.clusters {
+		i.attach(m)
+	}
+	return i
+}
+
+func (i *SharedInformer[T]) key() requestKey {
+	o := i.opts
+	return requestKey{reflect.TypeFor[T](), o.Resource, o.Namespace, o.LabelSelector, o.FieldSelector, o.Name}
+}
+
+// attach creates the informer on m, with the indexes and handlers added
+// so far.
+func (i *SharedInformer[T]) attach(m *member) {
+	inf := informers.InformerWith(m.factory, i.opts)
+	m.added(inf)
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.clusters[m.name] = inf
+	if inf.Err() != nil {
+		return // the factory's WaitForSync reports it
+	}
+	for name, fn := range i.indexers {
+		if _, err := inf.AddIndex(name, fn); err != nil {
+			m.health.observe(nil)(fmt.Errorf("fleet: cluster %q: %w", m.name, err))
+		}
+	}
+	for _, reg := range i.regs {
+		reg.attach(m.name, inf)
+	}
+}
+
+// detach forgets cluster, whose factory is shutting down.
+func (i *SharedInformer[T]) detach(cluster string) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	delete(i.clusters, cluster)
+	for _, reg := range i.regs {
+		reg.detach(cluster)
+	}
+}
+
+// Cluster returns the informer's shared informer on the cluster called
+// name, and whether that cluster is attached.
+func (i *SharedInformer[T]) Cluster(name string) (*informers.SharedInformer[T], bool) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	inf, ok := i.clusters[name]
+	return inf, ok
+}
+
+// each returns the informer's clusters and their informers, sorted by
+// cluster name.
+func (i *SharedInformer[T]) each() []clusterInformer[T] {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	all := make([]clusterInformer[T], 0, len(i.clusters))
+	for _, name := range slices.Sorted(maps.Keys(i.clusters)) {
+		all = append(all, clusterInformer[T]{name, i.clusters[name]})
+	}
+	return all
+}
+
+// clusterInformer is one cluster's informer.
+type clusterInformer[T informers.Object] struct {
+	cluster string
+	inf     *informers.SharedInformer[T]
+}
+
+// String describes the informer by resource and Go type.
+func (i *SharedInformer[T]) String() string {
+	return fmt.Sprintf("fleet informer of %v", reflect.TypeFor[T]())
+}
+
+// HasSynced reports whether the informer's cache has synced on every
+// attached cluster.
+func (i *SharedInformer[T]) HasSynced() bool {
+	for _, c := range i.each() {
+		if !c.inf.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// WaitForSync waits until the informer's cache has synced on every
+// attached cluster. Like the fleet's WaitForSync, it stops waiting for a
+// cluster at its first failed request; its error, a *SyncError, names each
+// cluster not synced, with its cause.
+func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
+	fl := i.fl
+	return waitClusters(ctx, fl.members(), func(ctx context.Context, m *member) error {
+		inf, ok := i.Cluster(m.name)
+		if !ok {
+			return nil // detached meanwhile
+		}
+		return waitMember(ctx, m, []informers.AnyInformer{inf}, inf.WaitForSync)
+	})
+}
+
+// AddIndex adds a named index on every cluster, those attached later too,
+// and returns the fleet-wide index. It fails if a cluster's informer
+// refuses it (a name taken), naming the cluster.
+func (i *SharedInformer[T]) AddIndex(name string, fn informers.IndexFunc[T]) (*Index[T], error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if _, ok := i.indexers[name]; ok || i.opts.Indexers[name] != nil {
+		return &Index[T]{inf: i, name: name}, nil
+	}
+	for cluster, inf := range i.clusters {
+		if inf.Err() != nil {
+			continue
+		}
+		if _, err := inf.AddIndex(name, fn); err != nil {
+			return nil, fmt.Errorf("fleet: cluster %q: %w", cluster, err)
+		}
+	}
+	i.indexers[name] = fn
+	return &Index[T]{inf: i, name: name}, nil
+}
+
+// Index returns the named index, the built-in informers.NamespaceIndex
+// included, if the informer has it.
+func (i *SharedInformer[T]) Index(name string) (*Index[T], bool) {
+	i.mu.Lock()
+	_, ok := i.indexers[name]
+	i.mu.Unlock()
+	if !ok && name != informers.NamespaceIndex && i.opts.Indexers[name] == nil {
+		return nil, false
+	}
+	return &Index[T]{inf: i, name: name}, true
+}
+
+// Lister returns a lister over the caches of every cluster.
+func (i *SharedInformer[T]) Lister() Lister[T] { return Lister[T]{inf: i} }

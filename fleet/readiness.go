@@ -1,0 +1,150 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kubetyped/informers"
+)
+
+// SyncError names the clusters that are not synced or not ready, each
+// with its cause: a *informers.NotSyncedError with the last list or watch
+// error (403 Forbidden, a connection refused, a missing resource), or the
+// context's error.
+type SyncError struct {
+	// Clusters maps each cluster not synced to why.
+	Clusters map[string]error
+}
+
+func (e *SyncError) Error() string {
+	var b strings.Builder
+	b.WriteString("fleet: ")
+	for n, name := range slices.Sorted(maps.Keys(e.Clusters)) {
+		if n > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "cluster %q: %v", name, e.Clusters[name])
+	}
+	return b.String()
+}
+
+// Unwrap returns the causes, for errors.Is and errors.As.
+func (e *SyncError) Unwrap() []error {
+	errs := make([]error, 0, len(e.Clusters))
+	for _, name := range slices.Sorted(maps.Keys(e.Clusters)) {
+		errs = append(errs, e.Clusters[name])
+	}
+	return errs
+}
+
+// WaitForSync waits until every informer of the fleet has synced on every
+// attached cluster, and returns nil once they have. It stops waiting for
+// a cluster at its first failed list or watch, or when ctx ends, so that a
+// cluster that is down or refuses the informer (403 Forbidden, a missing
+// CRD) holds up no other: its error, a *SyncError, names each cluster not
+// synced, with its cause. Clusters that failed keep retrying; ReadyCheck
+// tells when they recover.
+func (fl *Fleet) WaitForSync(ctx context.Context) error {
+	return waitClusters(ctx, fl.members(), func(ctx context.Context, m *member) error {
+		return waitMember(ctx, m, m.all(), m.factory.WaitForSync)
+	})
+}
+
+// waitClusters runs wait for every member at once and collects their
+// errors into a *SyncError, or returns nil.
+func waitClusters(ctx context.Context, members []*member, wait func(context.Context, *member) error) error {
+	errs := make([]error, len(members))
+	var wg sync.WaitGroup
+	for n, m := range members {
+		wg.Go(func() { errs[n] = wait(ctx, m) })
+	}
+	wg.Wait()
+	return syncError(members, errs)
+}
+
+// syncError returns a *SyncError of the members whose error is not nil,
+// or nil.
+func syncError(members []*member, errs []error) error {
+	failed := make(map[string]error)
+	for n, err := range errs {
+		if err != nil {
+			failed[members[n].name] = err
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return &SyncError{Clusters: failed}
+}
+
+// waitMember runs wait, which waits for infs of m to sync, until it
+// returns, ctx ends or one of infs not synced has a failed request.
+func waitMember(ctx context.Context, m *member, infs []informers.AnyInformer, wait func(context.Context) error) error {
+	for {
+		changed := m.health.watch()
+		if err := m.health.failing(infs); err != nil {
+			return err
+		}
+		waitCtx, cancel := context.WithCancel(ctx)
+		var failed atomic.Bool
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			select {
+			case <-changed:
+				failed.Store(true)
+				cancel()
+			case <-waitCtx.Done():
+			}
+		}()
+		err := wait(waitCtx)
+		cancel()
+		<-done
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if failed.Load() {
+			continue // a request failed: look at it
+		}
+		return err
+	}
+}
+
+// ReadyCheck returns a readiness check over the whole fleet, in the shape
+// of informers.ReadyCheck: it returns nil once every cluster is ready, and
+// otherwise a *SyncError that names each cluster that is not, with why:
+// what the cluster's factory's ReadyCheck reports, or the last failed
+// request of an informer that has synced before but now fails, such as one
+// whose API server went away. A cluster recovers on its own; the check
+// reports the state at the time of the request.
+func (fl *Fleet) ReadyCheck() func(*http.Request) error {
+	return func(req *http.Request) error {
+		members := fl.members()
+		errs := make([]error, len(members))
+		for n, m := range members {
+			errs[n] = m.notReady(req)
+		}
+		return syncError(members, errs)
+	}
+}
+
+// notReady returns why m is not ready, or nil.
+func (m *member) notReady(req *http.Request) error {
+	if err := m.factory.ReadyCheck()(req); err != nil {
+		return err
+	}
+	var errs []error
+	for _, inf := range m.all() {
+		if err := inf.LastError(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,52 @@
+package apiclient
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestDecodersShareOneDecoderPerTypeAndSkip(t *testing.T) {
+	shared := &Decoders{}
+	a, b := &Client{decoders: shared}, &Client{decoders: shared}
+	alone := &Client{}
+
+	tests := []struct {
+		name      string
+		x, y      func() (any, error)
+		wantSame  bool
+		wantNoDec bool
+	}{
+		{"same type, same clients' Decoders", dec[*corev1.Pod](a, Decoding{}), dec[*corev1.Pod](b, Decoding{}), true, false},
+		{"other skipped fields", dec[*corev1.Pod](a, Decoding{}), dec[*corev1.Pod](b, Decoding{Skip: []string{"metadata.managedFields"}}), false, false},
+		{"other type", dec[*corev1.Pod](a, Decoding{}), dec[*corev1.ConfigMap](b, Decoding{}), false, false},
+		{"no Decoders", dec[*corev1.Pod](alone, Decoding{}), dec[*corev1.Pod](alone, Decoding{}), false, false},
+		{"decoder off", dec[*corev1.Pod](a, Decoding{Disabled: true}), dec[*corev1.Pod](b, Decoding{Disabled: true}), true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x, err := tt.x()
+			require.NoError(t, err)
+			y, err := tt.y()
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantNoDec, x == nil)
+			if tt.wantSame {
+				assert.Equal(t, x, y)
+			} else {
+				assert.NotSame(t, x, y)
+			}
+		})
+	}
+}
+
+func dec[T Object](a *Client, o Decoding) func() (any, error) {
+	return func() (any, error) {
+		d, err := decoderOf[T](a, o)
+		if d == nil {
+			return nil, err
+		}
+		return d, err
+	}
+}
