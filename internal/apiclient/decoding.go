@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
@@ -23,6 +24,10 @@ import (
 // at the same place is looked up from its bytes and shared, never made
 // twice. Options.DisableDecoder turns it off; Options.SkipFields names
 // fields it never decodes.
+
+// For the types the server serves only as JSON (custom resources), the
+// library's JSON decoder (internal/jsondec) does the same from JSON: list
+// bodies and watch events decoded straight into T in one pass.
 
 // Decoding is how an informer's objects are decoded: by the library's
 // decoder unless Disabled, skipping the fields Skip names.
@@ -39,6 +44,48 @@ func NewDecoder[T Object](o Decoding) (*protodec.Decoder, error) {
 		return nil, nil
 	}
 	return protodec.New(t, protodec.Options{Share: true, Skip: o.Skip})
+}
+
+// NewJSONDecoder returns the JSON decoder of an informer of objects of
+// type T, or nil if the decoder is off or does not know T.
+func NewJSONDecoder[T Object](o Decoding) (*jsondec.Decoder, error) {
+	t := reflect.TypeFor[T]()
+	if o.Disabled || !jsondec.Supports(t) {
+		return nil, nil
+	}
+	return jsondec.New(t, jsondec.Options{Share: true, Skip: o.Skip})
+}
+
+// listJSON sends req, a list request asking for JSON, and decodes its
+// response with dec into a list of T, whose kind is listKind.
+func listJSON[T Object](ctx context.Context, req *rest.Request, dec *jsondec.Decoder, listKind string, newT func() T) (List, error) {
+	stream, err := req.SetHeader("Accept", "application/json").Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer stream.Close()
+	var l List
+	err = protodec.ReadBody(stream, func(body []byte) error {
+		l, err = jsondec.DecodeList(dec, body, listKind, newT)
+		return err
+	})
+	return l, err
+}
+
+// watchJSON sends req, a watch request asking for JSON, and decodes the
+// objects of kind kind in its stream with dec, into objects that newT
+// makes. As client-go's decoder does, it leaves their apiVersion and kind
+// empty.
+func watchJSON[T Object](ctx context.Context, req *rest.Request, dec *jsondec.Decoder, kind string, newT func() T) (watch.Interface, error) {
+	return watchstream.WatchJSON(ctx, req.SetHeader("Accept", "application/json"), kind, func(data []byte, _ bool) (T, error) {
+		obj := newT()
+		if err := dec.DecodeValid(reflect.ValueOf(obj).UnsafePointer(), data); err != nil {
+			var zero T
+			return zero, err
+		}
+		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		return obj, nil
+	})
 }
 
 // listDecoded sends req, a list request, and decodes its response with
