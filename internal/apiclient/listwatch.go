@@ -61,7 +61,7 @@ func ListWatch[T Object](a *Client, t Target, namespace string, dec Decoding) (*
 		}
 		lw = serverListWatch[T](a.server, t.GVR, namespace)
 	case t.Shape == Dynamic:
-		lw, err = dynamicListWatch[T](a, t.GVR, namespace)
+		lw, err = dynamicListWatch[T](a, t.GVR, namespace, dec)
 	case t.Shape == Metadata:
 		lw, err = metadataListWatch[T](a, t.GVR, namespace, dec)
 	case a.fake != nil:
@@ -154,7 +154,10 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 	return lw, nil
 }
 
-func dynamicListWatch[T Object](a *Client, gvr schema.GroupVersionResource, ns string) (*Funcs, error) {
+func dynamicListWatch[T Object](a *Client, gvr schema.GroupVersionResource, ns string, dec Decoding) (*Funcs, error) {
+	if _, ok := any(*new(T)).(*unstructured.Unstructured); ok && a.dynamicOwn && a.rest != nil && !dec.Disabled && len(dec.Skip) == 0 {
+		return unstructuredDecoded[T](a, gvr, ns), nil
+	}
 	if a.dynamic == nil {
 		return nil, errors.New("a dynamic informer needs FactoryOptions.Dynamic or RESTConfig")
 	}

@@ -11,8 +11,8 @@ import (
 	sigsjson "sigs.k8s.io/json"
 )
 
-// FuzzJSONDecoder decodes arbitrary bytes into a custom resource and a
-// pod, with sharing off and on (each input decoded twice, the second time
+// FuzzJSONDecoder decodes arbitrary bytes into a custom resource, a pod
+// and an unstructured object (against client-go's UnstructuredJSONScheme), with sharing off and on (each input decoded twice, the second time
 // shared): the decoder never panics, fails exactly where
 // sigs.k8s.io/json fails, and otherwise decodes what it decodes. Its
 // seeds are a few crafted inputs and the corpus in testdata/fuzz.
@@ -37,6 +37,8 @@ func FuzzJSONDecoder(f *testing.F) {
 		`{"apiVersion":"v1","kind":"Pod","spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":"1"}}}]}}`,
 		`{"spec":{"anything":` + strings.Repeat(`[`, 100) + strings.Repeat(`]`, 100) + `}}`,
 		` {"spec" : { "zone" : "z" } } `,
+		`{"kind":"WidgetList","apiVersion":"v1","items":[{"a":1},{"kind":3},null]}`,
+		`{"kind":"List","items":null,"items":[{"kind":"X"}]}`,
 		`null`, `{}`, `"x"`, `{"spec":{"owner":1}}`, `{"spec":{"replicas":1.0}}`,
 	} {
 		f.Add([]byte(seed))
@@ -46,9 +48,13 @@ func FuzzJSONDecoder(f *testing.F) {
 	}
 	widgets := decoderPair[Widget](f)
 	pods := decoderPair[corev1.Pod](f)
+	plain, shared := NewUnstructured(false), NewUnstructured(true)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkDecode(t, widgets, b)
 		checkDecode(t, pods, b)
+		checkUnstructured(t, plain, b)
+		checkUnstructured(t, shared, b)
+		checkUnstructured(t, shared, b)
 	})
 }
 

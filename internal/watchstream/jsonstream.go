@@ -26,7 +26,7 @@ import (
 // RawExtension and decodes the object from a copy.
 
 // WatchJSON sends req, a watch request, and decodes the objects of kind
-// kind in its stream, JSON or protobuf, with decode: decode reads the
+// kind (any but Status if kind is "") in its stream, JSON or protobuf, with decode: decode reads the
 // encoding of the objects in the stream's format, which the caller
 // chose by the request's Accept header. Like client-go's watches, it is
 // not rate limited.
@@ -130,14 +130,14 @@ func (w *protobufWatch[T]) decodeJSON(line []byte) (watch.Event, error) {
 		}
 		return nil
 	})
-	switch kind {
-	case w.kind:
+	switch {
+	case kind == w.kind, w.kind == "" && kind != "Status":
 		obj, err := w.object(raw, evType == watch.Bookmark)
 		if err != nil {
 			return watch.Event{}, fmt.Errorf("decoding %s: %w", w.kind, err)
 		}
 		return watch.Event{Type: evType, Object: obj}, nil
-	case "Status":
+	case kind == "Status":
 		status := &metav1.Status{}
 		if err := json.Unmarshal(raw, status); err != nil {
 			return watch.Event{}, fmt.Errorf("decoding Status: %w", err)
