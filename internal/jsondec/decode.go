@@ -66,11 +66,7 @@ func (d *decoder) value(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (
 		if c != '"' {
 			return 0, mismatch(b, i, n)
 		}
-		end, plain := stringEnd(b, i)
-		raw := b[i+1 : end-1]
-		if !plain {
-			raw = unquote(b[i:end])
-		}
+		raw, end := readString(b, i)
 		*(*string)(p) = d.str(pl, raw)
 		return end, nil
 	case kBool:
@@ -175,12 +171,8 @@ func (d *decoder) object(n *node, pl *place, p unsafe.Pointer, b []byte, i int) 
 		return j + 1, nil
 	}
 	for {
-		kend, plain := stringEnd(b, j)
-		key := b[j+1 : kend-1]
-		if !plain {
-			key = unquote(b[j:kend])
-		}
-		j = ws(b, ws(b, kend)+1)
+		key, vj := readKey(b, j)
+		j = vj
 		f := n.byName[unsafeString(key)]
 		fpl := pl.child(indexOf(f), len(n.fields), d.share && f != nil)
 		if f == nil || fpl != nil && fpl.skip {
@@ -206,11 +198,10 @@ func (d *decoder) object(n *node, pl *place, p unsafe.Pointer, b []byte, i int) 
 				return 0, inField(err, f.name)
 			}
 		}
-		j = ws(b, j)
-		if b[j] == '}' {
-			return j + 1, nil
+		var last bool
+		if j, last = nextMember(b, j); last {
+			return j, nil
 		}
-		j = ws(b, j+1)
 	}
 }
 
@@ -229,11 +220,7 @@ func (d *decoder) pointer(n *node, pl *place, p unsafe.Pointer, b []byte, i int)
 	switch e := n.elem; e.kind {
 	case kString:
 		if t := d.table(pl); t != nil && b[i] == '"' {
-			end, plain := stringEnd(b, i)
-			raw := b[i+1 : end-1]
-			if !plain {
-				raw = unquote(b[i:end])
-			}
+			raw, end := readString(b, i)
 			*(**string)(p) = d.hs.StrPtr(t, raw)
 			return end, nil
 		}
@@ -296,11 +283,7 @@ func (d *decoder) slice(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (
 
 // base64 decodes a string into a byte slice as encoding/json does.
 func (d *decoder) base64(pl *place, p unsafe.Pointer, b []byte, i int) (int, error) {
-	end, plain := stringEnd(b, i)
-	raw := b[i+1 : end-1]
-	if !plain {
-		raw = unquote(b[i:end])
-	}
+	raw, end := readString(b, i)
 	out := make([]byte, base64.StdEncoding.DecodedLen(len(raw)))
 	n, err := base64.StdEncoding.Decode(out, raw)
 	if err != nil {
@@ -353,24 +336,19 @@ func (d *decoder) stringMap(pl, kpl *place, m *map[string]string, b []byte, i in
 		return j + 1, nil
 	}
 	for {
-		kend, plain := stringEnd(b, j)
-		key := b[j+1 : kend-1]
-		if !plain {
-			key = unquote(b[j:kend])
-		}
+		key, vj := readKey(b, j)
 		k := d.str(kpl, key)
-		j = ws(b, ws(b, kend)+1)
+		j = vj
 		var v string
 		var err error
 		if j, err = d.value(stringNode, pl.valuePlace(k, d.share), unsafe.Pointer(&v), b, j); err != nil {
 			return 0, inField(err, k)
 		}
 		(*m)[k] = v
-		j = ws(b, j)
-		if b[j] == '}' {
-			return j + 1, nil
+		var last bool
+		if j, last = nextMember(b, j); last {
+			return j, nil
 		}
-		j = ws(b, j+1)
 	}
 }
 
@@ -390,13 +368,9 @@ func (d *decoder) anyMap(n *node, pl, kpl *place, p unsafe.Pointer, b []byte, i 
 		return j + 1, nil
 	}
 	for {
-		kend, plain := stringEnd(b, j)
-		raw := b[j+1 : kend-1]
-		if !plain {
-			raw = unquote(b[j:kend])
-		}
+		raw, vj := readKey(b, j)
 		k := d.str(kpl, raw)
-		j = ws(b, ws(b, kend)+1)
+		j = vj
 		elem.SetZero()
 		var err error
 		if j, err = d.value(n.elem, pl.valuePlace(k, d.share), elem.Addr().UnsafePointer(), b, j); err != nil {
@@ -404,11 +378,10 @@ func (d *decoder) anyMap(n *node, pl, kpl *place, p unsafe.Pointer, b []byte, i 
 		}
 		key.SetString(k)
 		m.SetMapIndex(key, elem)
-		j = ws(b, j)
-		if b[j] == '}' {
-			return j + 1, nil
+		var last bool
+		if j, last = nextMember(b, j); last {
+			return j, nil
 		}
-		j = ws(b, j+1)
 	}
 }
 
@@ -447,11 +420,7 @@ func (d *decoder) any(pl *place, b []byte, i int) (any, int, error) {
 	case 'f':
 		return false, i + 5, nil
 	case '"':
-		end, plain := stringEnd(b, i)
-		raw := b[i+1 : end-1]
-		if !plain {
-			raw = unquote(b[i:end])
-		}
+		raw, end := readString(b, i)
 		return d.str(pl, raw), end, nil
 	case '{', '[':
 		var t *share.Table
@@ -512,23 +481,18 @@ func (d *decoder) anyObject(pl *place, b []byte, i int) (map[string]any, int, er
 		return m, j + 1, nil
 	}
 	for {
-		kend, plain := stringEnd(b, j)
-		raw := b[j+1 : kend-1]
-		if !plain {
-			raw = unquote(b[j:kend])
-		}
+		raw, vj := readKey(b, j)
 		k := d.str(kpl, raw)
-		j = ws(b, ws(b, kend)+1)
+		j = vj
 		v, end, err := d.any(pl.valuePlace(k, d.share), b, j)
 		if err != nil {
 			return nil, 0, inField(err, k)
 		}
 		m[k] = v
-		j = ws(b, end)
-		if b[j] == '}' {
-			return m, j + 1, nil
+		var last bool
+		if j, last = nextMember(b, end); last {
+			return m, j, nil
 		}
-		j = ws(b, j+1)
 	}
 }
 

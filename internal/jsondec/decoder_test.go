@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/randfill"
+
+	"github.com/kubetyped/informers/internal/testutil/valuediff"
 )
 
 // testTypes returns the struct types of client-go's scheme, of
@@ -166,7 +168,7 @@ func TestJSONDecoderMatchesAPIMachinery(t *testing.T) {
 				for _, i := range order {
 					obj := reflect.New(typ)
 					require.NoError(t, dec.Decode(obj.UnsafePointer(), encoded[i]), "object %d", i)
-					require.True(t, reflect.DeepEqual(want[i], obj.Interface()), "object %d, share=%v:\n%s", i, share, diff(want[i], obj.Interface()))
+					require.True(t, reflect.DeepEqual(want[i], obj.Interface()), "object %d, share=%v:\n%s", i, share, valuediff.First(want[i], obj.Interface()))
 					require.True(t, apiequality.Semantic.DeepEqual(want[i], obj.Interface()), "object %d, share=%v", i, share)
 					got[i] = obj.Interface()
 				}
@@ -174,7 +176,7 @@ func TestJSONDecoderMatchesAPIMachinery(t *testing.T) {
 					if o, ok := obj.(runtime.Object); ok {
 						scribble(reflect.ValueOf(o.DeepCopyObject()), 0)
 					}
-					require.True(t, reflect.DeepEqual(want[i], obj), "object %d changed by writes to a deep copy of another:\n%s", i, diff(want[i], obj))
+					require.True(t, reflect.DeepEqual(want[i], obj), "object %d changed by writes to a deep copy of another:\n%s", i, valuediff.First(want[i], obj))
 				}
 			}
 		})
@@ -228,60 +230,4 @@ func seq(n int) func(func(int) bool) {
 			}
 		}
 	}
-}
-
-// diff returns the first differences between a and b, for failures.
-func diff(a, b any) string {
-	var out []string
-	var walk func(path string, x, y reflect.Value)
-	walk = func(path string, x, y reflect.Value) {
-		if len(out) > 3 {
-			return
-		}
-		if x.IsValid() != y.IsValid() {
-			out = append(out, path+": validity")
-			return
-		}
-		if !x.IsValid() {
-			return
-		}
-		if x.Type() != y.Type() {
-			out = append(out, fmt.Sprintf("%s: %v vs %v", path, x.Type(), y.Type()))
-			return
-		}
-		switch x.Kind() {
-		case reflect.Pointer, reflect.Interface:
-			if x.IsNil() != y.IsNil() {
-				out = append(out, fmt.Sprintf("%s: nil %v vs %v", path, x.IsNil(), y.IsNil()))
-				return
-			}
-			if !x.IsNil() {
-				walk(path, x.Elem(), y.Elem())
-			}
-		case reflect.Struct:
-			for i := range x.NumField() {
-				walk(path+"."+x.Type().Field(i).Name, x.Field(i), y.Field(i))
-			}
-		case reflect.Slice, reflect.Map:
-			if x.IsNil() != y.IsNil() || x.Len() != y.Len() {
-				out = append(out, fmt.Sprintf("%s: nil %v/%v len %d/%d", path, x.IsNil(), y.IsNil(), x.Len(), y.Len()))
-				return
-			}
-			if x.Kind() == reflect.Map {
-				for _, k := range x.MapKeys() {
-					walk(fmt.Sprintf("%s[%v]", path, k), x.MapIndex(k), y.MapIndex(k))
-				}
-				return
-			}
-			for i := range x.Len() {
-				walk(fmt.Sprintf("%s[%d]", path, i), x.Index(i), y.Index(i))
-			}
-		default:
-			if x.CanInterface() && !reflect.DeepEqual(x.Interface(), y.Interface()) {
-				out = append(out, fmt.Sprintf("%s: %v vs %v", path, x.Interface(), y.Interface()))
-			}
-		}
-	}
-	walk("", reflect.ValueOf(a), reflect.ValueOf(b))
-	return strings.Join(out, "\n")
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/kubetyped/informers/internal/testutil/valuediff"
 )
 
 // FuzzJSONDecoder decodes arbitrary bytes into a custom resource, a pod
@@ -83,6 +85,6 @@ func checkDecode(t *testing.T, decs [2]*Decoder, b []byte) {
 			continue
 		}
 		require.NoError(t, err)
-		require.True(t, reflect.DeepEqual(want.Interface(), got.Interface()), "%s", diff(want.Interface(), got.Interface()))
+		require.True(t, reflect.DeepEqual(want.Interface(), got.Interface()), "%s", valuediff.First(want.Interface(), got.Interface()))
 	}
 }

@@ -24,21 +24,16 @@ func Members(b []byte, fn func(key, value []byte) error) error {
 		return nil
 	}
 	for {
-		kend, plain := stringEnd(b, j)
-		key := b[j+1 : kend-1]
-		if !plain {
-			key = unquote(b[j:kend])
-		}
-		j = ws(b, ws(b, kend)+1)
+		key, vj := readKey(b, j)
+		j = vj
 		end := skip(b, j)
 		if err := fn(key, b[j:end]); err != nil {
 			return err
 		}
-		j = ws(b, end)
-		if b[j] == '}' {
+		var last bool
+		if j, last = nextMember(b, end); last {
 			return nil
 		}
-		j = ws(b, j+1)
 	}
 }
 

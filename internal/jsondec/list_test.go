@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/kubetyped/informers/internal/testutil/valuediff"
 )
 
 // WidgetList is a list of widgets.
@@ -41,7 +43,7 @@ func TestDecodeList(t *testing.T) {
 	assert.Equal(t, want.ListMeta, l.ListMeta)
 	require.Len(t, l.Items, len(want.Items))
 	for i := range want.Items {
-		require.True(t, reflect.DeepEqual(&want.Items[i], l.Items[i]), "item %d:\n%s", i, diff(&want.Items[i], l.Items[i]))
+		require.True(t, reflect.DeepEqual(&want.Items[i], l.Items[i]), "item %d:\n%s", i, valuediff.First(&want.Items[i], l.Items[i]))
 	}
 
 	_, err = DecodeList(dec, body, "GadgetList", newWidget)

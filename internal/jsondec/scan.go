@@ -43,6 +43,34 @@ func stringEnd(b []byte, i int) (end int, plain bool) {
 	return len(b), plain
 }
 
+// readString returns the content of the string that starts at b[i],
+// unquoted, and the index after it.
+func readString(b []byte, i int) (raw []byte, end int) {
+	end, plain := stringEnd(b, i)
+	raw = b[i+1 : end-1]
+	if !plain {
+		raw = unquote(b[i:end])
+	}
+	return raw, end
+}
+
+// readKey returns the key of the object member that starts at b[j],
+// unquoted, and the index of its value.
+func readKey(b []byte, j int) (key []byte, value int) {
+	key, end := readString(b, j)
+	return key, ws(b, ws(b, end)+1)
+}
+
+// nextMember returns, after a member's value that ends at b[j], the index
+// of the next member's key, or, with last, the index after the object.
+func nextMember(b []byte, j int) (next int, last bool) {
+	j = ws(b, j)
+	if b[j] == '}' {
+		return j + 1, true
+	}
+	return ws(b, j+1), false
+}
+
 // skip returns the index after the value that starts at b[i].
 func skip(b []byte, i int) int {
 	switch b[i] {

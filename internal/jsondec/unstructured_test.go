@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/randfill"
+
+	"github.com/kubetyped/informers/internal/testutil/valuediff"
 )
 
 // TestUnstructuredMatchesClientGo decodes random objects and lists, as a
@@ -63,16 +65,16 @@ func checkUnstructured(t *testing.T, u *Unstructured, b []byte) {
 		return
 	}
 	require.NoError(t, err)
-	require.True(t, reflect.DeepEqual(want, got), "%s", diff(want, got))
+	require.True(t, reflect.DeepEqual(want, got), "%s", valuediff.First(want, got))
 	if l, ok := got.(*unstructured.UnstructuredList); ok {
 		for i := range l.Items {
 			c := l.Items[i].DeepCopy()
 			scribble(reflect.ValueOf(c.Object), 0)
 		}
-		require.True(t, reflect.DeepEqual(want, got), "changed by writes to deep copies:\n%s", diff(want, got))
+		require.True(t, reflect.DeepEqual(want, got), "changed by writes to deep copies:\n%s", valuediff.First(want, got))
 	} else {
 		scribble(reflect.ValueOf(got.DeepCopyObject().(*unstructured.Unstructured).Object), 0)
-		require.True(t, reflect.DeepEqual(want, got), "changed by writes to a deep copy:\n%s", diff(want, got))
+		require.True(t, reflect.DeepEqual(want, got), "changed by writes to a deep copy:\n%s", valuediff.First(want, got))
 	}
 	_ = runtime.Object(got)
 }

@@ -14,6 +14,8 @@ import (
 
 	bf "github.com/kubetyped/informers/internal/benchfixtures"
 	"github.com/kubetyped/informers/internal/share"
+
+	"github.com/kubetyped/informers/internal/testutil/valuediff"
 )
 
 // decodePods encodes n realistic pods and decodes them with dec.
@@ -111,7 +113,7 @@ func TestDeepCopyIsIndependent(t *testing.T) {
 				before := first.MethodByName("DeepCopy").Call(nil)[0]
 				c := second.MethodByName("DeepCopy").Call(nil)[0]
 				mutate(c.Elem())
-				require.True(t, reflect.DeepEqual(before.Interface(), first.Interface()), "seed %d:\n%s", seed, diff(before.Interface(), first.Interface()))
+				require.True(t, reflect.DeepEqual(before.Interface(), first.Interface()), "seed %d:\n%s", seed, valuediff.First(before.Interface(), first.Interface()))
 			}
 		})
 	}

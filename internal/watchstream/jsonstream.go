@@ -11,7 +11,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
@@ -53,16 +52,7 @@ func (w *protobufWatch[T]) receiveJSON(r *bufio.Reader) {
 		var err error
 		line, err = readLine(r, line[:0])
 		if err != nil {
-			if w.stopped() {
-				return
-			}
-			switch {
-			case errors.Is(err, io.EOF):
-			case errors.Is(err, io.ErrUnexpectedEOF), utilnet.IsProbableEOF(err), utilnet.IsTimeout(err), errors.Is(err, context.Canceled):
-				w.log.V(5).Info("Watch stream ended", "err", err)
-			default:
-				w.fail(err)
-			}
+			w.ended(err)
 			return
 		}
 		if len(bytes.TrimSpace(line)) == 0 {

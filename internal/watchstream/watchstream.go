@@ -193,16 +193,7 @@ func (w *protobufWatch[T]) receive() {
 		var err error
 		frame, err = readFrame(r, frame)
 		if err != nil {
-			if w.stopped() {
-				return
-			}
-			switch {
-			case errors.Is(err, io.EOF):
-			case errors.Is(err, io.ErrUnexpectedEOF), utilnet.IsProbableEOF(err), utilnet.IsTimeout(err), errors.Is(err, context.Canceled):
-				w.log.V(5).Info("Watch stream ended", "err", err)
-			default:
-				w.fail(err)
-			}
+			w.ended(err)
 			return
 		}
 		ev, err := w.decode(frame)
@@ -213,6 +204,22 @@ func (w *protobufWatch[T]) receive() {
 		if !w.send(ev) {
 			return
 		}
+	}
+}
+
+// ended ends the watch after a read failed with err: quietly if the
+// watch was stopped or the stream ended or broke off, with an Error event
+// otherwise.
+func (w *protobufWatch[T]) ended(err error) {
+	if w.stopped() {
+		return
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+	case errors.Is(err, io.ErrUnexpectedEOF), utilnet.IsProbableEOF(err), utilnet.IsTimeout(err), errors.Is(err, context.Canceled):
+		w.log.V(5).Info("Watch stream ended", "err", err)
+	default:
+		w.fail(err)
 	}
 }
 
