@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -136,4 +137,71 @@ func sameVersions[T metav1.Object](ours []T, theirs []any) bool {
 		}
 	}
 	return true
+}
+
+// DisableWatchList, of a factory or of one informer, syncs custom
+// resources by a list, then a watch, where the default is a watch-list
+// stream; the objects are the same.
+func TestDisableWatchListLists(t *testing.T) {
+	testutil.NoLeaks(t)
+	env := testenv.Shared(t)
+	admin := clientset(t, env.Config())
+	ns := testutil.Namespace(t, admin)
+	dyn, err := dynamic.NewForConfig(env.Config())
+	require.NoError(t, err)
+	ctx := testutil.Context(t, 2*time.Minute)
+	gv := schema.GroupVersion{Group: "lists.example.com", Version: "v1"}
+	gvr := gv.WithResource("gadgets")
+	createGadgetCRDIn(t, dyn, ctx, gv.Group)
+	s := runtime.NewScheme()
+	s.AddKnownTypes(gv, &Gadget{}, &GadgetList{})
+	metav1.AddToGroupVersion(s, gv)
+	for i := range 5 {
+		g := gadget(ns, fmt.Sprintf("g-%d", i), int64(i))
+		g.SetAPIVersion(gv.String())
+		_, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, g, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+
+	for _, tc := range []struct {
+		name             string
+		factory, options bool
+		watchList        bool
+	}{
+		{"default", false, false, true},
+		{"factory", true, false, false},
+		{"informer", false, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &wire{}
+			cfg := env.Config()
+			cfg.WrapTransport = w.wrap
+			f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: s, Namespace: ns, Backoff: fastBackoff, DisableWatchList: tc.factory})
+			typed := informers.InformerWith(f, informers.Options[*Gadget]{DisableWatchList: tc.options})
+			untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr, DisableWatchList: tc.options})
+			testutil.StartFactory(t, f)
+			require.NoError(t, f.WaitForSync(ctx))
+			require.Len(t, typed.Lister().List(labels.Everything()), 5)
+			require.Len(t, untyped.Lister().List(labels.Everything()), 5)
+			var streamed, listed int
+			for _, ex := range w.exchanges() {
+				if !pathEndsWithURL(ex.url, "gadgets") {
+					continue
+				}
+				switch {
+				case strings.Contains(ex.url, "sendInitialEvents=true"):
+					streamed++
+				case !strings.Contains(ex.url, "watch=true"):
+					listed++
+				}
+			}
+			if tc.watchList {
+				require.Equal(t, 2, streamed, "two watch-lists, no list")
+				require.Zero(t, listed)
+			} else {
+				require.Zero(t, streamed, "no watch-list")
+				require.Equal(t, 2, listed, "two lists")
+			}
+		})
+	}
 }
