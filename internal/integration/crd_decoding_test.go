@@ -33,18 +33,9 @@ import (
 // initial sync and after updates that arrive as watch events.
 func TestCustomResourcesCachedAsClientGoCaches(t *testing.T) {
 	testutil.NoLeaks(t)
-	env := testenv.Shared(t)
-	admin := clientset(t, env.Config())
-	ns := testutil.Namespace(t, admin)
-	dyn, err := dynamic.NewForConfig(env.Config())
-	require.NoError(t, err)
-	ctx := testutil.Context(t, 3*time.Minute)
-	gv := schema.GroupVersion{Group: "decoding.example.com", Version: "v1"}
-	gvr := gv.WithResource("gadgets")
-	createGadgetCRDIn(t, dyn, ctx, gv.Group)
-	s := runtime.NewScheme()
-	s.AddKnownTypes(gv, &Gadget{}, &GadgetList{})
-	metav1.AddToGroupVersion(s, gv)
+	g := gadgetsIn(t, "decoding.example.com", 3*time.Minute)
+	env, ns, dyn, ctx, gv, gvr, s := g.env, g.ns, g.dyn, g.ctx, g.gv, g.gvr, g.scheme
+	var err error
 
 	resource := dyn.Resource(gvr).Namespace(ns)
 	for i := range 40 {
@@ -144,18 +135,8 @@ func sameVersions[T metav1.Object](ours []T, theirs []any) bool {
 // stream; the objects are the same.
 func TestDisableWatchListLists(t *testing.T) {
 	testutil.NoLeaks(t)
-	env := testenv.Shared(t)
-	admin := clientset(t, env.Config())
-	ns := testutil.Namespace(t, admin)
-	dyn, err := dynamic.NewForConfig(env.Config())
-	require.NoError(t, err)
-	ctx := testutil.Context(t, 2*time.Minute)
-	gv := schema.GroupVersion{Group: "lists.example.com", Version: "v1"}
-	gvr := gv.WithResource("gadgets")
-	createGadgetCRDIn(t, dyn, ctx, gv.Group)
-	s := runtime.NewScheme()
-	s.AddKnownTypes(gv, &Gadget{}, &GadgetList{})
-	metav1.AddToGroupVersion(s, gv)
+	g := gadgetsIn(t, "lists.example.com", 2*time.Minute)
+	env, ns, dyn, ctx, gv, gvr, s := g.env, g.ns, g.dyn, g.ctx, g.gv, g.gvr, g.scheme
 	for i := range 5 {
 		g := gadget(ns, fmt.Sprintf("g-%d", i), int64(i))
 		g.SetAPIVersion(gv.String())
@@ -204,4 +185,34 @@ func TestDisableWatchListLists(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gadgetServer is a namespace of the shared control plane where the
+// gadgets of a group of their own are served, with a scheme that knows
+// their Go types.
+type gadgetServer struct {
+	env    *testenv.Env
+	ns     string
+	dyn    dynamic.Interface
+	ctx    context.Context
+	gv     schema.GroupVersion
+	gvr    schema.GroupVersionResource
+	scheme *runtime.Scheme
+}
+
+// gadgetsIn installs the CRD of gadgets in group and returns where they
+// are served, with a context of timeout d.
+func gadgetsIn(t *testing.T, group string, d time.Duration) gadgetServer {
+	t.Helper()
+	g := gadgetServer{env: testenv.Shared(t), ctx: testutil.Context(t, d), gv: schema.GroupVersion{Group: group, Version: "v1"}}
+	g.ns = testutil.Namespace(t, clientset(t, g.env.Config()))
+	var err error
+	g.dyn, err = dynamic.NewForConfig(g.env.Config())
+	require.NoError(t, err)
+	g.gvr = g.gv.WithResource("gadgets")
+	createGadgetCRDIn(t, g.dyn, g.ctx, group)
+	g.scheme = runtime.NewScheme()
+	g.scheme.AddKnownTypes(g.gv, &Gadget{}, &GadgetList{})
+	metav1.AddToGroupVersion(g.scheme, g.gv)
+	return g
 }
