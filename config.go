@@ -45,6 +45,7 @@ type config[T Object] struct {
 	metrics         Metrics
 	staleness       *StalenessOptions
 	listLimiter     reflector.Limiter // a Factory's bound on concurrent lists
+	noWatchList     bool              // list, then watch, never a watch-list
 }
 
 // resolveConfig resolves o, with the zero fields of its tuning taken from
@@ -66,6 +67,7 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 		resync:          cmp.Or(o.ResyncPeriod, f.ResyncPeriod),
 		intern:          o.Intern || f.Intern,
 		decoding:        apiclient.Decoding{Disabled: o.DisableDecoder || f.DisableDecoder},
+		noWatchList:     o.DisableWatchList || f.DisableWatchList,
 		waitForResource: o.WaitForResource,
 		onError:         o.OnError,
 		backoff:         cmp.Or(o.Backoff, f.Backoff),

@@ -170,7 +170,7 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 		return nil, err
 	}
 	lw := NewListWatch[T](funcs.List, funcs.Watch)
-	lw.Tweak, lw.DisableWatchList = f.opts.Tweak, funcs.DisableWatchList
+	lw.Tweak, lw.DisableWatchList = f.opts.Tweak, funcs.DisableWatchList || c.noWatchList
 	c.intern = c.intern && !funcs.Decoded // the decoder shares already
 	c.namespaceKnown = true
 	if f.lists != nil {

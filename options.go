@@ -66,10 +66,12 @@ type Options[T Object] struct {
 	// Intern makes each object the informer caches share its strings and
 	// its read-only parts (labels, containers, volumes, owner
 	// references...) with equal ones of the objects cached before, after
-	// they are decoded: for the objects the library's decoder does not
-	// decode (JSON, custom resources, a ListWatch of decoded objects),
-	// since the decoder shares as it decodes (see DisableDecoder) and
-	// Intern then adds nothing. It costs time on the event path (an
+	// they are decoded: for the objects the library's decoders do not
+	// decode (a ListWatch of decoded objects, DisableDecoder), since the
+	// decoders share as they decode (built-in types from protobuf,
+	// custom resources and built-in types from JSON) and Intern then adds
+	// nothing. It does nothing for *unstructured.Unstructured, whose
+	// values are interface{}. It costs time on the event path (an
 	// initial sync takes 15-45% longer, an update about 3 µs more); see
 	// docs/memory.md. Cached objects are read-only either way.
 	Intern bool
@@ -86,14 +88,22 @@ type Options[T Object] struct {
 	// reads a skipped field (an index, a transform, a selector on it) sees
 	// it empty. See docs/memory.md.
 	SkipFields []string
-	// DisableDecoder turns off the library's decoder, which decodes the
-	// protobuf of built-in types and of metadata-only informers through a
-	// Factory, sharing equal strings and parts (labels, containers,
-	// volumes, owner references) between cached objects as it decodes:
-	// objects are then decoded by their generated code, as client-go
-	// does, and share nothing unless Intern is set. Cached objects are
-	// read-only either way.
+	// DisableDecoder turns off the library's decoders, which decode the
+	// protobuf of built-in types and of metadata-only informers, and the
+	// JSON of custom resources and of *unstructured.Unstructured, through
+	// a Factory, sharing equal strings and parts (labels, containers,
+	// volumes, owner references) between cached objects as they decode:
+	// objects are then decoded by client-go's codecs and the generated
+	// code, as client-go decodes them, and share nothing unless Intern is
+	// set. Cached objects are read-only either way.
 	DisableDecoder bool
+	// DisableWatchList makes an informer of a Factory sync by listing in
+	// pages, then watching, instead of by a watch-list stream (the
+	// default where the server offers it): for a user who measured that
+	// lists suit the server or the client better. The first informer of
+	// a resource and selection decides. NewInformer's sources choose
+	// with ListWatch.DisableWatchList.
+	DisableWatchList bool
 	// WaitForResource makes WaitForSync wait for a resource that is not
 	// served yet (a custom resource whose definition is not installed),
 	// saying it is waiting for it, instead of failing at once with the
@@ -164,6 +174,9 @@ type FactoryOptions struct {
 	// DisableDecoder turns off the library's decoder for every informer
 	// (see Options.DisableDecoder).
 	DisableDecoder bool
+	// DisableWatchList makes every informer list, then watch (see
+	// Options.DisableWatchList).
+	DisableWatchList bool
 
 	// OnError, Backoff, MinWatchTimeout, PageSize and Metrics are the
 	// defaults of the Options fields of the same names.

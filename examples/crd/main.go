@@ -9,6 +9,8 @@
 // Greeting through an informers.Factory whose scheme knows the type, so
 // that the cache, the lister and the handlers all deal in *Greeting. It
 // also shows the same resource without a Go type, as unstructured objects.
+// Both are decoded by the library's JSON decoder, in one pass, sharing
+// equal parts between cached objects (DisableDecoder turns it off).
 //
 // Without $KUBECONFIG it runs against a local control plane (see
 // examples/internal/cluster) and creates, changes and deletes a few

@@ -39,8 +39,11 @@ type Client struct {
 	// metadataOwn says metadata was made from RESTConfig, not given:
 	// metadata-only informers may then list and watch through rest.
 	metadataOwn bool
-	errs        error     // why the clients above could not be made
-	decoders    *Decoders // shared with other clients, or nil
+	// dynamicOwn says dynamic was made from RESTConfig, not given:
+	// unstructured informers may then list and watch through rest.
+	dynamicOwn bool
+	errs       error     // why the clients above could not be made
+	decoders   *Decoders // shared with other clients, or nil
 
 	mu        sync.Mutex
 	resources map[schema.GroupVersion]*metav1.APIResourceList
@@ -115,6 +118,7 @@ func New(client kubernetes.Interface, o Config) *Client {
 		return a
 	}
 	a.rest, a.discovery = rc, rc
+	a.dynamicOwn = a.dynamic == nil
 	a.dynamic, a.errs = orMake(a.dynamic, a.errs, func() (dynamic.Interface, error) {
 		return dynamic.NewForConfigAndClient(cfg, httpClient)
 	})

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
@@ -25,6 +26,10 @@ import (
 // at the same place is looked up from its bytes and shared, never made
 // twice. Options.DisableDecoder turns it off; Options.SkipFields names
 // fields it never decodes.
+
+// For the types the server serves only as JSON (custom resources), the
+// library's JSON decoder (internal/jsondec) does the same from JSON: list
+// bodies and watch events decoded straight into T in one pass.
 
 // Decoding is how an informer's objects are decoded: by the library's
 // decoder unless Disabled, skipping the fields Skip names.
@@ -43,47 +48,105 @@ func NewDecoder[T Object](o Decoding) (*protodec.Decoder, error) {
 	return protodec.New(t, protodec.Options{Share: true, Skip: o.Skip})
 }
 
-// Decoders keeps one decoder per Go type and fields skipped for the
-// clients that share it, such as the factories of one fleet: objects that
-// several clusters hold alike (images, labels, owner kinds) then share
-// their strings and parts across clusters too. It is safe for concurrent
-// use; the zero value is ready.
+// Decoders keeps one decoder per Go type, wire format and fields skipped
+// for the clients that share it, such as the factories of one fleet:
+// objects that several clusters hold alike (images, labels, owner kinds)
+// then share their strings and parts across clusters too. It is safe for
+// concurrent use; the zero value is ready.
 //
-// Invariant: every value of byType is a *protodec.Decoder of the type and
-// skipped fields its key names.
+// Invariant: every value of byType is a *protodec.Decoder (key.json
+// false) or a *jsondec.Decoder (key.json true) of the type and skipped
+// fields its key names.
 type Decoders struct {
 	mu     sync.Mutex
-	byType map[decoderKey]*protodec.Decoder
+	byType map[decoderKey]any
 }
 
 // decoderKey names a shared decoder.
 type decoderKey struct {
 	typ  reflect.Type
+	json bool   // a JSON decoder, not a protobuf one
 	skip string // Decoding.Skip, sorted, joined by commas
 }
 
-// decoderOf returns the decoder of an informer of a's objects of type T:
-// the one a's Decoders share, if it has them, or a new one.
+// decoderOf returns the protobuf decoder of an informer of a's objects of
+// type T: the one a's Decoders share, if it has them, or a new one.
 func decoderOf[T Object](a *Client, o Decoding) (*protodec.Decoder, error) {
+	return sharedDecoder(a, o, decoderKey{typ: reflect.TypeFor[T]()}, NewDecoder[T])
+}
+
+// jsonDecoderOf is decoderOf for the JSON decoder.
+func jsonDecoderOf[T Object](a *Client, o Decoding) (*jsondec.Decoder, error) {
+	return sharedDecoder(a, o, decoderKey{typ: reflect.TypeFor[T](), json: true}, NewJSONDecoder[T])
+}
+
+// sharedDecoder returns the decoder of a's Decoders under key and o's
+// skipped fields, made by newDecoder the first time; with no Decoders, or
+// with the decoder off, a new one.
+func sharedDecoder[D interface {
+	*protodec.Decoder | *jsondec.Decoder
+}](a *Client, o Decoding, key decoderKey, newDecoder func(Decoding) (D, error)) (D, error) {
 	ds := a.decoders
 	if ds == nil || o.Disabled {
-		return NewDecoder[T](o)
+		return newDecoder(o)
 	}
-	key := decoderKey{typ: reflect.TypeFor[T](), skip: strings.Join(o.Skip, ",")}
+	key.skip = strings.Join(o.Skip, ",")
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
-	if dec, ok := ds.byType[key]; ok {
+	if dec, ok := ds.byType[key].(D); ok {
 		return dec, nil
 	}
-	dec, err := NewDecoder[T](o)
+	dec, err := newDecoder(o)
 	if err != nil || dec == nil {
 		return dec, err
 	}
 	if ds.byType == nil {
-		ds.byType = make(map[decoderKey]*protodec.Decoder)
+		ds.byType = make(map[decoderKey]any)
 	}
 	ds.byType[key] = dec
 	return dec, nil
+}
+
+// NewJSONDecoder returns the JSON decoder of an informer of objects of
+// type T, or nil if the decoder is off or does not know T.
+func NewJSONDecoder[T Object](o Decoding) (*jsondec.Decoder, error) {
+	t := reflect.TypeFor[T]()
+	if o.Disabled || !jsondec.Supports(t) {
+		return nil, nil
+	}
+	return jsondec.New(t, jsondec.Options{Share: true, Skip: o.Skip})
+}
+
+// listJSON sends req, a list request asking for JSON, and decodes its
+// response with dec into a list of T, whose kind is listKind.
+func listJSON[T Object](ctx context.Context, req *rest.Request, dec *jsondec.Decoder, listKind string, newT func() T) (List, error) {
+	stream, err := req.SetHeader("Accept", "application/json").Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer stream.Close()
+	var l List
+	err = protodec.ReadBody(stream, func(body []byte) error {
+		l, err = jsondec.DecodeList(dec, body, listKind, newT)
+		return err
+	})
+	return l, err
+}
+
+// watchJSON sends req, a watch request asking for JSON, and decodes the
+// objects of kind kind in its stream with dec, into objects that newT
+// makes. As client-go's decoder does, it leaves their apiVersion and kind
+// empty.
+func watchJSON[T Object](ctx context.Context, req *rest.Request, dec *jsondec.Decoder, kind string, newT func() T) (watch.Interface, error) {
+	return watchstream.WatchJSON(ctx, req.SetHeader("Accept", "application/json"), kind, func(data []byte, _ bool) (T, error) {
+		obj := newT()
+		if err := dec.DecodeValid(reflect.ValueOf(obj).UnsafePointer(), data); err != nil {
+			var zero T
+			return zero, err
+		}
+		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		return obj, nil
+	})
 }
 
 // listDecoded sends req, a list request, and decodes its response with

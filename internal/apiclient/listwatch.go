@@ -17,6 +17,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/util/watchlist"
 
+	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/watchstream"
@@ -60,7 +61,7 @@ func ListWatch[T Object](a *Client, t Target, namespace string, dec Decoding) (*
 		}
 		lw = serverListWatch[T](a.server, t.GVR, namespace)
 	case t.Shape == Dynamic:
-		lw, err = dynamicListWatch[T](a, t.GVR, namespace)
+		lw, err = dynamicListWatch[T](a, t.GVR, namespace, dec)
 	case t.Shape == Metadata:
 		lw, err = metadataListWatch[T](a, t.GVR, namespace, dec)
 	case a.fake != nil:
@@ -71,8 +72,9 @@ func ListWatch[T Object](a *Client, t Target, namespace string, dec Decoding) (*
 	return lw, err
 }
 
-// typedListWatch serves built-in types as protobuf, decoded by the
-// library's decoder unless dec turns it off, and others as JSON.
+// typedListWatch serves built-in types as protobuf and others (custom
+// resources) as JSON, each decoded by the library's decoder of its format
+// unless dec turns it off.
 func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Funcs, error) {
 	if a.rest == nil {
 		return nil, errors.New("the factory has no client to reach the server")
@@ -80,11 +82,15 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 	protobuf := scheme.Scheme.Recognizes(t.GVK)
 	newT, decodesItself := watchstream.NewFunc(*new(T))
 	var decoder *protodec.Decoder
+	var jsonDecoder *jsondec.Decoder
+	var err error
 	if protobuf {
-		var err error
-		if decoder, err = decoderOf[T](a, dec); err != nil {
-			return nil, err
-		}
+		decoder, err = decoderOf[T](a, dec)
+	} else {
+		jsonDecoder, err = jsonDecoderOf[T](a, dec)
+	}
+	if err != nil {
+		return nil, err
 	}
 	request := func(ctx context.Context, opts metav1.ListOptions) (*rest.Request, error) {
 		res, err := a.resource(ctx, t.GVR, t.GVK.Kind)
@@ -108,6 +114,11 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 			a.forgetOnNotFound(t.GVR.GroupVersion(), err)
 			return l, err
 		}
+		if jsonDecoder != nil {
+			l, err := listJSON(ctx, req, jsonDecoder, t.GVK.Kind+"List", newT)
+			a.forgetOnNotFound(t.GVR.GroupVersion(), err)
+			return l, err
+		}
 		obj, err := req.Do(ctx).Get()
 		if err != nil {
 			a.forgetOnNotFound(t.GVR.GroupVersion(), err)
@@ -128,6 +139,8 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 		var w watch.Interface
 		if decoder != nil {
 			w, err = watchDecoded(ctx, req, decoder, t.GVK.Kind, newT)
+		} else if jsonDecoder != nil {
+			w, err = watchJSON(ctx, req, jsonDecoder, t.GVK.Kind, newT)
 		} else if protobuf && decodesItself {
 			w, err = watchstream.Watch(ctx, req, t.GVK.Kind, newT)
 		} else {
@@ -137,11 +150,14 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 		return w, err
 	}
 	lw := newFuncs(list, watchFn)
-	lw.Decoded = decoder != nil
+	lw.Decoded = decoder != nil || jsonDecoder != nil
 	return lw, nil
 }
 
-func dynamicListWatch[T Object](a *Client, gvr schema.GroupVersionResource, ns string) (*Funcs, error) {
+func dynamicListWatch[T Object](a *Client, gvr schema.GroupVersionResource, ns string, dec Decoding) (*Funcs, error) {
+	if _, ok := any(*new(T)).(*unstructured.Unstructured); ok && a.dynamicOwn && a.rest != nil && !dec.Disabled && len(dec.Skip) == 0 {
+		return unstructuredDecoded[T](a, gvr, ns), nil
+	}
 	if a.dynamic == nil {
 		return nil, errors.New("a dynamic informer needs FactoryOptions.Dynamic or RESTConfig")
 	}

@@ -11,7 +11,7 @@
 // other types than map[string]string. Each place of the type (a field path)
 // keeps its own table and statistics: a place whose values seldom repeat
 // (names, UIDs, IP addresses) is left alone after a window of misses and
-// its table dropped, and every table is bounded, so values of high
+// its table dropped (the policy of internal/share), and every table is bounded, so values of high
 // cardinality cannot grow it without limit.
 package intern
 
@@ -19,15 +19,11 @@ import (
 	"hash/maphash"
 	"reflect"
 	"unsafe"
+
+	"github.com/kubetyped/informers/internal/share"
 )
 
 const (
-	// window is how many values a place sees between two checks of its
-	// hit rate.
-	window = 1024
-	// minHits is the fewest hits per window a place must have to go on
-	// interning: 1 in 16.
-	minHits = window / 16
 	// maxPlaceEntries bounds the table of each place of slices, maps and
 	// pointers.
 	maxPlaceEntries = 4096
@@ -94,24 +90,18 @@ func (in *Interner[T]) InternLike(obj, like T) {
 
 // place is the sharing state of one place of a type.
 type place struct {
-	tries, hits int
-	off         bool                      // too few hits: left alone
-	table       map[uint64]unsafe.Pointer // hash → a cell holding the value
+	rate  share.Rate
+	off   bool                      // too few hits: left alone
+	table map[uint64]unsafe.Pointer // hash → a cell holding the value
 }
 
 func newPlace() *place { return &place{} }
 
-// count records a lookup and turns the place off if it hits too seldom.
+// count records a lookup and turns the place off if it hits too seldom,
+// by the policy of internal/share.
 func (pl *place) count(hit bool) {
-	pl.tries++
-	if hit {
-		pl.hits++
-	}
-	if pl.tries == window {
-		if pl.hits < minHits {
-			pl.off, pl.table = true, nil
-		}
-		pl.tries, pl.hits = 0, 0
+	if pl.rate.Count(hit) {
+		pl.off, pl.table = true, nil
 	}
 }
 

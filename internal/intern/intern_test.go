@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	bf "github.com/kubetyped/informers/internal/benchfixtures"
+	"github.com/kubetyped/informers/internal/share"
 )
 
 // decodedPods returns count realistic pods decoded from enc, sharing no
@@ -86,7 +87,7 @@ func TestInternDeepCopyIsIndependent(t *testing.T) {
 
 func TestInternLeavesUniqueValues(t *testing.T) {
 	in := New[*corev1.Pod]()
-	const count = 20 * window
+	const count = 20 * share.Window
 	for i := range count {
 		in.Intern(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 			Namespace: "default",
@@ -96,7 +97,7 @@ func TestInternLeavesUniqueValues(t *testing.T) {
 	}
 	// Names and label values are unique: their places stop interning after
 	// a window, keeping what they saw until then; the labels maps too.
-	require.Less(t, len(in.strs), 3*window)
+	require.Less(t, len(in.strs), 3*share.Window)
 	require.True(t, nodeAt(in.root, "ObjectMeta", "Name").hot.off)
 	labels := nodeAt(in.root, "ObjectMeta", "Labels")
 	require.True(t, labels.hot.off)

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"time"
 	"unsafe"
 
+	"github.com/kubetyped/informers/internal/share"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -176,13 +176,13 @@ func (d *decoder) messagePtr(f *field, pl *place, p unsafe.Pointer, b []byte, i 
 		*ptr = c.UnsafePointer()
 		return e, d.message(f.msg, pl, *ptr, enc)
 	}
-	var v found
+	var v share.Found
 	var hit, ok bool
 	var h uint64
 	if !f.msg.small {
 		v, hit, h, ok = d.lookup(pl, enc)
 		if hit {
-			*ptr = v.p
+			*ptr = v.P
 			return e, nil
 		}
 	}
@@ -191,7 +191,7 @@ func (d *decoder) messagePtr(f *field, pl *place, p unsafe.Pointer, b []byte, i 
 		return 0, err
 	}
 	if ok {
-		d.remember(pl, enc, h, found{p: *ptr})
+		d.remember(pl, enc, h, share.Found{P: *ptr})
 	}
 	return e, nil
 }
@@ -237,13 +237,13 @@ func (d *decoder) slice(f *field, pl *place, h *sliceHeader, b []byte, pre int) 
 		// generated code does.
 		n, end = 1, len(b)
 	}
-	var v found
+	var v share.Found
 	var hit, ok bool
 	var hash uint64
 	if h.len == 0 && end <= len(b) {
 		v, hit, hash, ok = d.lookup(pl, b[pre:end])
 		if hit {
-			*h = sliceHeader{v.p, v.n, v.c}
+			*h = sliceHeader{v.P, v.N, v.C}
 			return end, nil
 		}
 	}
@@ -283,7 +283,7 @@ func (d *decoder) slice(f *field, pl *place, h *sliceHeader, b []byte, pre int) 
 		j = e
 	}
 	if ok && fresh && h.len == n && h.cap == n {
-		d.remember(pl, b[pre:j], hash, found{h.data, h.len, h.cap})
+		d.remember(pl, b[pre:j], hash, share.Found{P: h.data, N: h.len, C: h.cap})
 	}
 	return j, nil
 }
@@ -297,14 +297,14 @@ func (d *decoder) element(f *field, pl *place, p unsafe.Pointer, enc []byte) err
 	}
 	v, hit, h, ok := d.lookup(pl, enc)
 	if hit {
-		reflect.NewAt(f.elem, p).Elem().Set(reflect.NewAt(f.elem, v.p).Elem())
+		reflect.NewAt(f.elem, p).Elem().Set(reflect.NewAt(f.elem, v.P).Elem())
 		return nil
 	}
 	if err := d.message(f.msg, pl, p, enc); err != nil {
 		return err
 	}
 	if ok {
-		d.remember(pl, enc, h, found{p: p})
+		d.remember(pl, enc, h, share.Found{P: p})
 	}
 	return nil
 }
@@ -370,14 +370,14 @@ func (d *decoder) mapRun(f *field, pl *place, p unsafe.Pointer, b []byte, pre in
 		n = 1
 	}
 	m := (*unsafe.Pointer)(p)
-	var v found
+	var v share.Found
 	var hit, ok bool
 	var hash uint64
 	fresh := *m == nil
 	if fresh && end > pre {
 		v, hit, hash, ok = d.lookup(pl, b[pre:end])
 		if hit {
-			*m = v.p
+			*m = v.P
 			return end, nil
 		}
 		f.maps.make(p, n)
@@ -406,7 +406,7 @@ func (d *decoder) mapRun(f *field, pl *place, p unsafe.Pointer, b []byte, pre in
 		j = e
 	}
 	if ok && fresh && clean {
-		d.remember(pl, b[pre:j], hash, found{p: *m})
+		d.remember(pl, b[pre:j], hash, share.Found{P: *m})
 	}
 	return j, nil
 }
@@ -518,75 +518,4 @@ func scan(b []byte, name string, known func(num int32) bool, fn func(num int32, 
 		}
 	}
 	return nil
-}
-
-// decodeTime decodes a Timestamp into t as metav1.Time (seconds only) or
-// metav1.MicroTime (microseconds) does.
-func decodeTime(t *time.Time, b []byte, micro bool) error {
-	if len(b) == 0 {
-		*t = time.Time{}
-		return nil
-	}
-	var seconds int64
-	var nanos int32
-	err := scan(b, "Timestamp", func(num int32) bool { return num == 1 || num == 2 }, func(num int32, wt, i int) (int, error) {
-		if wt != wireVarint {
-			return 0, wrongWireType(wt, "Seconds")
-		}
-		v, next, err := uvarint(b, i)
-		if num == 1 {
-			seconds = int64(v)
-		} else {
-			nanos = int32(v)
-		}
-		return next, err
-	})
-	if err != nil {
-		return err
-	}
-	if micro {
-		*t = time.Unix(seconds, int64(time.Duration(nanos).Truncate(time.Microsecond))).Local()
-	} else {
-		*t = time.Unix(seconds, 0).Local()
-	}
-	return nil
-}
-
-// isFirst says a field number is 1.
-func isFirst(num int32) bool { return num == 1 }
-
-// decodeQuantity decodes a resource.Quantity from its string, field 1, as
-// its hand-written Unmarshal does.
-func decodeQuantity(q *resource.Quantity, b []byte) error {
-	return scan(b, "Quantity", isFirst, func(_ int32, wt, i int) (int, error) {
-		if wt != wireBytes {
-			return 0, wrongWireType(wt, "String_")
-		}
-		s, e, err := span(b, i)
-		if err != nil {
-			return 0, err
-		}
-		parsed, err := resource.ParseQuantity(string(b[s:e]))
-		if err != nil {
-			return 0, err
-		}
-		*q = parsed
-		return e, nil
-	})
-}
-
-// decodeFieldsV1 decodes a metav1.FieldsV1, whatever its representation,
-// through SetRawBytes, as its hand-written Unmarshal does.
-func decodeFieldsV1(f *metav1.FieldsV1, b []byte) error {
-	return scan(b, "FieldsV1", isFirst, func(_ int32, wt, i int) (int, error) {
-		if wt != wireBytes {
-			return 0, wrongWireType(wt, "Raw")
-		}
-		s, e, err := span(b, i)
-		if err != nil {
-			return 0, err
-		}
-		f.SetRawBytes(b[s:e])
-		return e, nil
-	})
 }

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/randfill"
+
+	"github.com/kubetyped/informers/internal/testutil/valuediff"
 )
 
 // protoMessage is a generated API type.
@@ -115,7 +117,7 @@ func TestDecoderMatchesGenerated(t *testing.T) {
 				for _, i := range order {
 					got := reflect.New(typ)
 					require.NoError(t, d.message(plan, root, got.UnsafePointer(), encoded[i]), "object %d", i)
-					require.True(t, reflect.DeepEqual(want[i], got.Interface()), "object %d, share=%v:\n%s", i, share, diff(want[i], got.Interface()))
+					require.True(t, reflect.DeepEqual(want[i], got.Interface()), "object %d, share=%v:\n%s", i, share, valuediff.First(want[i], got.Interface()))
 					require.True(t, apiequality.Semantic.DeepEqual(want[i], got.Interface()), "object %d, share=%v", i, share)
 				}
 			}
@@ -131,60 +133,4 @@ func seq(n int) func(func(int) bool) {
 			}
 		}
 	}
-}
-
-// diff returns the first difference between a and b, for failures.
-func diff(a, b any) string {
-	var out []string
-	var walk func(path string, x, y reflect.Value)
-	walk = func(path string, x, y reflect.Value) {
-		if len(out) > 3 {
-			return
-		}
-		if x.IsValid() != y.IsValid() {
-			out = append(out, path+": validity")
-			return
-		}
-		if !x.IsValid() {
-			return
-		}
-		switch x.Kind() {
-		case reflect.Pointer, reflect.Interface:
-			if x.IsNil() != y.IsNil() {
-				out = append(out, fmt.Sprintf("%s: nil %v vs %v", path, x.IsNil(), y.IsNil()))
-				return
-			}
-			if !x.IsNil() {
-				walk(path, x.Elem(), y.Elem())
-			}
-		case reflect.Struct:
-			for i := range x.NumField() {
-				walk(path+"."+x.Type().Field(i).Name, x.Field(i), y.Field(i))
-			}
-		case reflect.Slice:
-			if x.IsNil() != y.IsNil() || x.Len() != y.Len() {
-				out = append(out, fmt.Sprintf("%s: nil %v/%v len %d/%d", path, x.IsNil(), y.IsNil(), x.Len(), y.Len()))
-				return
-			}
-			for i := range x.Len() {
-				walk(fmt.Sprintf("%s[%d]", path, i), x.Index(i), y.Index(i))
-			}
-		case reflect.Map:
-			if x.IsNil() != y.IsNil() || x.Len() != y.Len() {
-				out = append(out, fmt.Sprintf("%s: nil %v/%v len %d/%d", path, x.IsNil(), y.IsNil(), x.Len(), y.Len()))
-				return
-			}
-			for _, k := range x.MapKeys() {
-				walk(fmt.Sprintf("%s[%v]", path, k), x.MapIndex(k), y.MapIndex(k))
-			}
-		default:
-			if x.CanInterface() && !reflect.DeepEqual(x.Interface(), y.Interface()) {
-				out = append(out, fmt.Sprintf("%s: %v vs %v", path, x.Interface(), y.Interface()))
-			} else if !x.CanInterface() && fmt.Sprint(x) != fmt.Sprint(y) {
-				out = append(out, fmt.Sprintf("%s: %v vs %v", path, x, y))
-			}
-		}
-	}
-	walk("", reflect.ValueOf(a), reflect.ValueOf(b))
-	return strings.Join(out, "\n")
 }

@@ -7,10 +7,10 @@
 // methods read it, quirks included (wire.go), so that it decodes what they
 // decode and fails where they fail; the types whose encoding is written by
 // hand (metav1.Time, MicroTime, FieldsV1, resource.Quantity) have codecs of
-// their own (decode.go). While decoding, a string met before at the same
+// their own (codecs.go). While decoding, a string met before at the same
 // place is taken from a table by its bytes, and a repeated part (a slice, a
 // map, a message held by pointer, a list element) by the hashes of its
-// encoding, without decoding it again (place.go, share.go). Fields can be
-// skipped, never decoded (paths.go), or cleared in objects decoded
-// elsewhere (clear.go).
+// encoding, without decoding it again (place.go, decoder.go; the tables
+// are internal/share's). Fields can be skipped, never decoded (paths.go),
+// or cleared in objects decoded elsewhere (clear.go).
 package protodec

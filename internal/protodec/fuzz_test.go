@@ -9,6 +9,8 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubetyped/informers/internal/testutil/valuediff"
 )
 
 // fuzzTypes are the types FuzzDecoder decodes into, chosen by the first
@@ -60,7 +62,7 @@ func FuzzDecoder(f *testing.F) {
 				t.Fatalf("%v: decoder error %v, generated code's %v", typ, err, wantErr)
 			}
 			if err == nil && !reflect.DeepEqual(want.Interface(), got.Interface()) {
-				t.Fatalf("%v: decoded differently:\n%s", typ, diff(want.Interface(), got.Interface()))
+				t.Fatalf("%v: decoded differently:\n%s", typ, valuediff.First(want.Interface(), got.Interface()))
 			}
 		}
 	})

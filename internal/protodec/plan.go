@@ -192,7 +192,7 @@ func (m *message) buildStruct(building map[reflect.Type]*message) error {
 			}
 			return fmt.Errorf("%v.%s has no protobuf tag", t, sf.Name)
 		}
-		num, err := tagNumber(tag)
+		num, err := TagNumber(tag)
 		if err != nil {
 			return fmt.Errorf("%v.%s: %w", t, sf.Name, err)
 		}
@@ -228,10 +228,10 @@ func (m *message) buildStruct(building map[reflect.Type]*message) error {
 // indexed by them.
 const maxFieldNumber = 1 << 12
 
-// tagNumber returns the field number of a protobuf struct tag such as
+// TagNumber returns the field number of a protobuf struct tag such as
 // "bytes,2,rep,name=containers". The kind word of the tag is not trusted:
 // the Go type tells how a field is encoded.
-func tagNumber(tag string) (int32, error) {
+func TagNumber(tag string) (int32, error) {
 	_, rest, _ := strings.Cut(tag, ",")
 	digits, _, _ := strings.Cut(rest, ",")
 	n, err := strconv.Atoi(digits)

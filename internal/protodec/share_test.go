@@ -13,6 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	bf "github.com/kubetyped/informers/internal/benchfixtures"
+	"github.com/kubetyped/informers/internal/share"
+
+	"github.com/kubetyped/informers/internal/testutil/valuediff"
 )
 
 // decodePods encodes n realistic pods and decodes them with dec.
@@ -110,7 +113,7 @@ func TestDeepCopyIsIndependent(t *testing.T) {
 				before := first.MethodByName("DeepCopy").Call(nil)[0]
 				c := second.MethodByName("DeepCopy").Call(nil)[0]
 				mutate(c.Elem())
-				require.True(t, reflect.DeepEqual(before.Interface(), first.Interface()), "seed %d:\n%s", seed, diff(before.Interface(), first.Interface()))
+				require.True(t, reflect.DeepEqual(before.Interface(), first.Interface()), "seed %d:\n%s", seed, valuediff.First(before.Interface(), first.Interface()))
 			}
 		})
 	}
@@ -160,7 +163,7 @@ func mutate(v reflect.Value) {
 func TestTablesStayBounded(t *testing.T) {
 	dec, err := New(reflect.TypeFor[*corev1.ConfigMap](), Options{Share: true})
 	require.NoError(t, err)
-	const n = 20 * window
+	const n = 20 * share.Window
 	for i := range n {
 		cm := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("cm-", i), Namespace: "default", Labels: map[string]string{"app": "web", "id": fmt.Sprint(i)}},
@@ -174,16 +177,16 @@ func TestTablesStayBounded(t *testing.T) {
 	}
 	meta := dec.root.fields[1]
 	name := meta.fields[1]
-	require.Nil(t, name.tab.slots, "names never repeat: the place is off")
-	require.Positive(t, name.tab.pause)
-	require.NotNil(t, meta.fields[3].tab.slots, "the namespace repeats: the place is on")
+	require.False(t, name.tab.Live(), "names never repeat: the place is off")
+	require.True(t, name.tab.Paused())
+	require.True(t, meta.fields[3].tab.Live(), "the namespace repeats: the place is on")
 	var walk func(pl *place) int
 	walk = func(pl *place) int {
 		if pl == nil {
 			return 0
 		}
-		require.LessOrEqual(t, len(pl.tab.slots), maxSlots)
-		total := len(pl.tab.slots)
+		require.LessOrEqual(t, pl.tab.Size(), share.MaxSlots)
+		total := pl.tab.Size()
 		for _, c := range pl.fields {
 			total += walk(c)
 		}
@@ -192,7 +195,7 @@ func TestTablesStayBounded(t *testing.T) {
 		}
 		return total + walk(pl.elem) + walk(pl.key)
 	}
-	require.Less(t, walk(dec.root), 8*maxSlots, "slots in all the tables")
+	require.Less(t, walk(dec.root), 8*share.MaxSlots, "slots in all the tables")
 }
 
 // Skipped fields are never decoded and read as zero; their neighbours are

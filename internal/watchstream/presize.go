@@ -2,12 +2,13 @@ package watchstream
 
 import (
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/kubetyped/informers/internal/protodec"
 )
 
 // The generated Unmarshal methods append a repeated field's elements one
@@ -105,13 +106,11 @@ func buildSizePlan(t reflect.Type) *sizePlan {
 // of a length-delimited field, such as `bytes,2,rep,name=containers`. Some
 // repeated fields are tagged "opt": the Go type tells them.
 func protobufBytesField(tag string) (num int, ok bool) {
-	kind, rest, _ := strings.Cut(tag, ",")
-	digits, _, _ := strings.Cut(rest, ",")
-	num, err := strconv.Atoi(digits)
-	if kind != "bytes" || err != nil || num <= 0 {
+	n, err := protodec.TagNumber(tag)
+	if !strings.HasPrefix(tag, "bytes,") || err != nil {
 		return 0, false
 	}
-	return num, true
+	return int(n), true
 }
 
 // presize gives the slices and maps of the zero struct at base the

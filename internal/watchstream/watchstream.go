@@ -1,5 +1,6 @@
-// Package watchstream decodes kube-apiserver's protobuf watch streams of
-// built-in types: each object is decoded once, straight from its frame.
+// Package watchstream decodes kube-apiserver's watch streams, protobuf
+// (watchstream.go) and JSON (jsonstream.go): each object is decoded once,
+// straight from its frame or line.
 package watchstream
 
 import (
@@ -71,6 +72,7 @@ type protobufWatch[T runtime.Object] struct {
 	again  func() (watch.Interface, error) // the request through client-go
 	kind   string
 	object DecodeFunc[T]
+	json   bool // the objects decode from JSON: a JSON stream is read here
 	result chan watch.Event
 	done   chan struct{}
 	stop   sync.Once
@@ -122,7 +124,14 @@ func WatchWith[T runtime.Object](ctx context.Context, req *rest.Request, kind st
 // kind, with decode. again watches again through client-go if the stream
 // turns out to be JSON.
 func FromStream[T runtime.Object](ctx context.Context, body io.ReadCloser, kind string, decode DecodeFunc[T], again func() (watch.Interface, error)) watch.Interface {
-	w := &protobufWatch[T]{
+	w := newWatch(ctx, body, kind, decode, again)
+	go w.receive()
+	return w
+}
+
+// newWatch returns the watch of body, not yet receiving.
+func newWatch[T runtime.Object](ctx context.Context, body io.ReadCloser, kind string, decode DecodeFunc[T], again func() (watch.Interface, error)) *protobufWatch[T] {
+	return &protobufWatch[T]{
 		body:   body,
 		again:  again,
 		kind:   kind,
@@ -131,8 +140,6 @@ func FromStream[T runtime.Object](ctx context.Context, body io.ReadCloser, kind 
 		done:   make(chan struct{}),
 		log:    klog.FromContext(ctx),
 	}
-	go w.receive()
-	return w
 }
 
 // ResultChan returns the decoded events; it is closed when the stream ends.
@@ -174,7 +181,11 @@ func (w *protobufWatch[T]) receive() {
 	defer w.Stop()
 	r := bufio.NewReaderSize(w.body, 8<<10)
 	if first, err := r.Peek(1); err == nil && first[0] == '{' {
-		w.forwardJSON()
+		if w.json {
+			w.receiveJSON(r)
+		} else {
+			w.forwardJSON()
+		}
 		return
 	}
 	var frame []byte
@@ -182,16 +193,7 @@ func (w *protobufWatch[T]) receive() {
 		var err error
 		frame, err = readFrame(r, frame)
 		if err != nil {
-			if w.stopped() {
-				return
-			}
-			switch {
-			case errors.Is(err, io.EOF):
-			case errors.Is(err, io.ErrUnexpectedEOF), utilnet.IsProbableEOF(err), utilnet.IsTimeout(err), errors.Is(err, context.Canceled):
-				w.log.V(5).Info("Watch stream ended", "err", err)
-			default:
-				w.fail(err)
-			}
+			w.ended(err)
 			return
 		}
 		ev, err := w.decode(frame)
@@ -202,6 +204,22 @@ func (w *protobufWatch[T]) receive() {
 		if !w.send(ev) {
 			return
 		}
+	}
+}
+
+// ended ends the watch after a read failed with err: quietly if the
+// watch was stopped or the stream ended or broke off, with an Error event
+// otherwise.
+func (w *protobufWatch[T]) ended(err error) {
+	if w.stopped() {
+		return
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+	case errors.Is(err, io.ErrUnexpectedEOF), utilnet.IsProbableEOF(err), utilnet.IsTimeout(err), errors.Is(err, context.Canceled):
+		w.log.V(5).Info("Watch stream ended", "err", err)
+	default:
+		w.fail(err)
 	}
 }
 

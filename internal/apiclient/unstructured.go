@@ -1,0 +1,80 @@
+package apiclient
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubetyped/informers/internal/jsondec"
+	"github.com/kubetyped/informers/internal/protodec"
+	"github.com/kubetyped/informers/internal/watchstream"
+)
+
+// unstructuredDecoded lists and watches gvr in namespace ns as the
+// dynamic client does, its requests sent through a.rest, and decodes them
+// with the library's JSON decoder in one pass, as client-go's
+// UnstructuredJSONScheme decodes them, sharing keys and repeated values.
+// T is *unstructured.Unstructured.
+func unstructuredDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns string) *Funcs {
+	dec := jsondec.NewUnstructured(true)
+	list := func(ctx context.Context, opts metav1.ListOptions) (List, error) {
+		res, err := a.resource(ctx, gvr, "")
+		if err != nil {
+			return nil, err
+		}
+		stream, err := a.rest.Get().AbsPath(pathOf(gvr.GroupVersion(), res, ns)...).
+			SpecificallyVersionedParams(&opts, paramCodec, schema.GroupVersion{Version: "v1"}).
+			SetHeader("Accept", "application/json").Stream(ctx)
+		if err != nil {
+			a.forgetOnNotFound(gvr.GroupVersion(), err)
+			return nil, err
+		}
+		defer stream.Close()
+		var l List
+		err = protodec.ReadBody(stream, func(body []byte) error {
+			obj, err := dec.Decode(body)
+			if err != nil {
+				return fmt.Errorf("decoding the list of %s: %w", ResourceName(gvr), err)
+			}
+			switch o := obj.(type) {
+			case *unstructured.UnstructuredList:
+				l = o
+			case *unstructured.Unstructured:
+				l, err = o.ToList() // as the dynamic client does
+			}
+			return err
+		})
+		return l, err
+	}
+	watchFn := func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		opts.Watch = true
+		res, err := a.resource(ctx, gvr, "")
+		if err != nil {
+			return nil, err
+		}
+		req := a.rest.Get().AbsPath(pathOf(gvr.GroupVersion(), res, ns)...).
+			SpecificallyVersionedParams(&opts, paramCodec, schema.GroupVersion{Version: "v1"}).
+			SetHeader("Accept", "application/json")
+		w, err := watchstream.WatchJSON(ctx, req, res.Kind, func(data []byte, _ bool) (T, error) {
+			var zero T
+			obj, err := dec.Decode(data)
+			if err != nil {
+				return zero, err
+			}
+			t, ok := obj.(T)
+			if !ok {
+				return zero, fmt.Errorf("watch event object is a %T", obj)
+			}
+			return t, nil
+		})
+		a.forgetOnNotFound(gvr.GroupVersion(), err)
+		return w, err
+	}
+	lw := newFuncs(list, watchFn)
+	lw.Decoded = true
+	return lw
+}

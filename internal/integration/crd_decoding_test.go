@@ -1,0 +1,218 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
+)
+
+// Custom resources synced through the factory, typed (decoded by the
+// library's JSON decoder) and unstructured (by its unstructured decoder),
+// equal what client-go's informers cache from the same server: after the
+// initial sync and after updates that arrive as watch events.
+func TestCustomResourcesCachedAsClientGoCaches(t *testing.T) {
+	testutil.NoLeaks(t)
+	g := gadgetsIn(t, "decoding.example.com", 3*time.Minute)
+	env, ns, dyn, ctx, gv, gvr, s := g.env, g.ns, g.dyn, g.ctx, g.gv, g.gvr, g.scheme
+	var err error
+
+	resource := dyn.Resource(gvr).Namespace(ns)
+	for i := range 40 {
+		g := gadget(ns, fmt.Sprintf("g-%02d", i), int64(i%5))
+		g.SetAPIVersion(gv.String())
+		g.SetLabels(map[string]string{"app": "toys", "shard": fmt.Sprint(i % 3)})
+		_, err := resource.Create(ctx, g, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Scheme: s, Namespace: ns, Backoff: fastBackoff})
+	typed := informers.Informer[*Gadget](f)
+	untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr})
+	testutil.StartFactory(t, f)
+
+	// client-go's informers: typed through a REST client of the scheme,
+	// unstructured through the dynamic informer factory.
+	cfg := rest.CopyConfig(env.Config())
+	cfg.GroupVersion, cfg.APIPath = &gv, "/apis"
+	cfg.NegotiatedSerializer = serializer.NewCodecFactory(s).WithoutConversion()
+	rc, err := rest.RESTClientFor(cfg)
+	require.NoError(t, err)
+	theirTyped := cache.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			l := &GadgetList{}
+			return l, rc.Get().Namespace(ns).Resource("gadgets").VersionedParams(&opts, metav1.ParameterCodec).Do(ctx).Into(l)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.Watch = true
+			return rc.Get().Namespace(ns).Resource("gadgets").VersionedParams(&opts, metav1.ParameterCodec).Watch(ctx)
+		},
+	}, &Gadget{}, 0, cache.Indexers{})
+	theirDynamic := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil)
+	theirUntyped := theirDynamic.ForResource(gvr).Informer()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); theirTyped.RunWithContext(ctx) }()
+	theirDynamic.Start(stop)
+	t.Cleanup(func() { close(stop); theirDynamic.Shutdown(); wg.Wait() })
+	require.True(t, cache.WaitForCacheSync(ctx.Done(), theirTyped.HasSynced, theirUntyped.HasSynced))
+	require.NoError(t, f.WaitForSync(ctx))
+
+	compare := func(stage string) {
+		t.Helper()
+		testutil.EventuallyWithin(t, time.Minute, func() bool {
+			return sameVersions(typed.Lister().List(labels.Everything()), theirTyped.GetStore().List()) &&
+				sameVersions(untyped.Lister().List(labels.Everything()), theirUntyped.GetStore().List())
+		}, "%s: the caches hold the same versions", stage)
+		for _, o := range theirTyped.GetStore().List() {
+			want := o.(*Gadget)
+			got, err := typed.Lister().Namespace(ns).Get(want.Name)
+			require.NoError(t, err)
+			require.True(t, reflect.DeepEqual(want, got), "%s: typed %s:\nclient-go: %#v\nours: %#v", stage, want.Name, want, got)
+		}
+		for _, o := range theirUntyped.GetStore().List() {
+			want := o.(*unstructured.Unstructured)
+			got, err := untyped.Lister().Namespace(ns).Get(want.GetName())
+			require.NoError(t, err)
+			require.True(t, reflect.DeepEqual(want, got), "%s: unstructured %s:\nclient-go: %v\nours: %v", stage, want.GetName(), want, got)
+		}
+	}
+	compare("initial sync")
+
+	for i := range 10 {
+		g, err := resource.Get(ctx, fmt.Sprintf("g-%02d", i), metav1.GetOptions{})
+		require.NoError(t, err)
+		require.NoError(t, unstructured.SetNestedField(g.Object, int64(100+i), "spec", "size"))
+		_, err = resource.Update(ctx, g, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	require.NoError(t, resource.Delete(ctx, "g-39", metav1.DeleteOptions{}))
+	compare("after updates")
+}
+
+// sameVersions reports whether ours and theirs hold the same objects at
+// the same resource versions.
+func sameVersions[T metav1.Object](ours []T, theirs []any) bool {
+	if len(ours) != len(theirs) {
+		return false
+	}
+	versions := map[string]string{}
+	for _, o := range ours {
+		versions[o.GetName()] = o.GetResourceVersion()
+	}
+	for _, o := range theirs {
+		m := o.(metav1.Object)
+		if versions[m.GetName()] != m.GetResourceVersion() {
+			return false
+		}
+	}
+	return true
+}
+
+// DisableWatchList, of a factory or of one informer, syncs custom
+// resources by a list, then a watch, where the default is a watch-list
+// stream; the objects are the same.
+func TestDisableWatchListLists(t *testing.T) {
+	testutil.NoLeaks(t)
+	g := gadgetsIn(t, "lists.example.com", 2*time.Minute)
+	env, ns, dyn, ctx, gv, gvr, s := g.env, g.ns, g.dyn, g.ctx, g.gv, g.gvr, g.scheme
+	for i := range 5 {
+		g := gadget(ns, fmt.Sprintf("g-%d", i), int64(i))
+		g.SetAPIVersion(gv.String())
+		_, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, g, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+
+	for _, tc := range []struct {
+		name             string
+		factory, options bool
+		watchList        bool
+	}{
+		{"default", false, false, true},
+		{"factory", true, false, false},
+		{"informer", false, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &wire{}
+			cfg := env.Config()
+			cfg.WrapTransport = w.wrap
+			f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: s, Namespace: ns, Backoff: fastBackoff, DisableWatchList: tc.factory})
+			typed := informers.InformerWith(f, informers.Options[*Gadget]{DisableWatchList: tc.options})
+			untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr, DisableWatchList: tc.options})
+			testutil.StartFactory(t, f)
+			require.NoError(t, f.WaitForSync(ctx))
+			require.Len(t, typed.Lister().List(labels.Everything()), 5)
+			require.Len(t, untyped.Lister().List(labels.Everything()), 5)
+			var streamed, listed int
+			for _, ex := range w.exchanges() {
+				if !pathEndsWithURL(ex.url, "gadgets") {
+					continue
+				}
+				switch {
+				case strings.Contains(ex.url, "sendInitialEvents=true"):
+					streamed++
+				case !strings.Contains(ex.url, "watch=true"):
+					listed++
+				}
+			}
+			if tc.watchList {
+				require.Equal(t, 2, streamed, "two watch-lists, no list")
+				require.Zero(t, listed)
+			} else {
+				require.Zero(t, streamed, "no watch-list")
+				require.Equal(t, 2, listed, "two lists")
+			}
+		})
+	}
+}
+
+// gadgetServer is a namespace of the shared control plane where the
+// gadgets of a group of their own are served, with a scheme that knows
+// their Go types.
+type gadgetServer struct {
+	env    *testenv.Env
+	ns     string
+	dyn    dynamic.Interface
+	ctx    context.Context
+	gv     schema.GroupVersion
+	gvr    schema.GroupVersionResource
+	scheme *runtime.Scheme
+}
+
+// gadgetsIn installs the CRD of gadgets in group and returns where they
+// are served, with a context of timeout d.
+func gadgetsIn(t *testing.T, group string, d time.Duration) gadgetServer {
+	t.Helper()
+	g := gadgetServer{env: testenv.Shared(t), ctx: testutil.Context(t, d), gv: schema.GroupVersion{Group: group, Version: "v1"}}
+	g.ns = testutil.Namespace(t, clientset(t, g.env.Config()))
+	var err error
+	g.dyn, err = dynamic.NewForConfig(g.env.Config())
+	require.NoError(t, err)
+	g.gvr = g.gv.WithResource("gadgets")
+	createGadgetCRDIn(t, g.dyn, g.ctx, group)
+	g.scheme = runtime.NewScheme()
+	g.scheme.AddKnownTypes(g.gv, &Gadget{}, &GadgetList{})
+	metav1.AddToGroupVersion(g.scheme, g.gv)
+	return g
+}

@@ -1,0 +1,20 @@
+// Package jsondec decodes JSON objects (custom resources, and built-in
+// types when the server answers in JSON) straight into the objects an
+// informer caches, as apimachinery decodes them (sigs.k8s.io/json,
+// UnmarshalCaseSensitivePreserveInts), sharing as it decodes.
+//
+// It interprets plans made once per type from the types' `json:` struct
+// tags (plan.go), with encoding/json's rules for embedded structs and
+// names in conflict. Input is first checked by encoding/json's own
+// scanner, so that it fails where apimachinery fails; the decoder then
+// reads trusted bytes (scan.go, decode.go). Types with their own
+// UnmarshalJSON get their bytes (metav1.Time by a fast path); the few
+// shapes the plans leave out, and objects with a key twice, are decoded
+// by sigs.k8s.io/json itself. While decoding, a string met before at the
+// same place is taken from a table by its bytes, and a repeated part (a
+// map, a slice, a struct held by pointer, an interface{} object) by the
+// hashes of its encoding, without decoding it again (place.go,
+// decoder.go, with the tables of internal/share). Errors name the field
+// path and the offset (errors.go). Lists and watch events are read in
+// one pass (list.go).
+package jsondec

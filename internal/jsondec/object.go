@@ -1,0 +1,208 @@
+package jsondec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"unsafe"
+
+	sigsjson "sigs.k8s.io/json"
+)
+
+// Options configure a Decoder.
+type Options struct {
+	// Share interns strings and shares repeated parts between the
+	// objects decoded (see place).
+	Share bool
+	// Skip names fields never decoded, by dotted JSON paths such as
+	// metadata.managedFields or spec.containers.env: they stay zero.
+	Skip []string
+}
+
+// Decoder decodes JSON objects of one Go type. It is safe for use by
+// several goroutines, which it serializes: it remembers what it decoded,
+// so that objects decoded later share it.
+type Decoder struct {
+	typ  reflect.Type // the object's struct type
+	plan *node
+
+	mu   sync.Mutex
+	root *place // nil: nothing shared or skipped
+	d    decoder
+}
+
+// Supports reports whether objects of type t, a pointer to a struct,
+// decode with a Decoder by its plans rather than by encoding/json.
+func Supports(t reflect.Type) bool {
+	return t != nil && t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct &&
+		planFor(t.Elem()).kind == kStruct
+}
+
+// New returns a Decoder of objects of type t, a pointer to a struct such
+// as *corev1.Pod or a custom resource's type.
+func New(t reflect.Type, o Options) (*Decoder, error) {
+	if !Supports(t) {
+		return nil, fmt.Errorf("jsondec: %v does not decode by plan", t)
+	}
+	dec := &Decoder{typ: t.Elem(), plan: planFor(t.Elem()), d: newDecoder(o.Share)}
+	if o.Share || len(o.Skip) > 0 {
+		dec.root = &place{}
+	}
+	var errs []error
+	for _, path := range o.Skip {
+		if err := markSkipped(dec.plan, dec.root, path); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("fields to skip of %v: %w", t, err)
+	}
+	return dec, nil
+}
+
+// Decode decodes b, the JSON of one object, into the zero object at p, as
+// sigs.k8s.io/json's UnmarshalCaseSensitivePreserveInts decodes it.
+func (dec *Decoder) Decode(p unsafe.Pointer, b []byte) error {
+	if !json.Valid(b) {
+		return syntaxError(b, dec.typ)
+	}
+	dec.mu.Lock()
+	defer dec.mu.Unlock()
+	return dec.decode(p, b, ws(b, 0))
+}
+
+// DecodeValid is Decode for b known to be valid JSON (json.Valid), such
+// as the object of a watch event validated whole.
+func (dec *Decoder) DecodeValid(p unsafe.Pointer, b []byte) error {
+	dec.mu.Lock()
+	defer dec.mu.Unlock()
+	return dec.decode(p, b, ws(b, 0))
+}
+
+// decode decodes the valid JSON value at b[i] into the zero object at p.
+func (dec *Decoder) decode(p unsafe.Pointer, b []byte, i int) error {
+	_, err := dec.d.value(dec.plan, dec.root, p, b, i)
+	if err == errDuplicate {
+		// encoding/json merges the values of a key met twice: decoded
+		// anew by its rules, into an object that shares nothing.
+		v := reflect.NewAt(dec.typ, p)
+		v.Elem().SetZero()
+		end := skip(b, i)
+		err = sigsjson.UnmarshalCaseSensitivePreserveInts(b[i:end], v.Interface())
+		if err == nil && dec.root != nil {
+			clearSkipped(dec.plan, dec.root, p)
+		}
+	}
+	if err != nil {
+		return finish(atOffset(err, i), reflect.PointerTo(dec.typ))
+	}
+	return nil
+}
+
+// syntaxError returns the error of b, which is not valid JSON, as
+// sigs.k8s.io/json reports it.
+func syntaxError(b []byte, t reflect.Type) error {
+	var v any
+	err := sigsjson.UnmarshalCaseSensitivePreserveInts(b, &v)
+	if err == nil {
+		err = errors.New("invalid JSON")
+	}
+	off := 0
+	if se, ok := err.(*json.SyntaxError); ok {
+		off = int(se.Offset)
+	}
+	var pt reflect.Type
+	if t != nil {
+		pt = reflect.PointerTo(t)
+	}
+	return &Error{Type: pt, Offset: off, Err: err}
+}
+
+// Object decodes b into a new object made by newT, which must make
+// objects of the Decoder's type.
+func Object[T any](dec *Decoder, b []byte, newT func() T) (T, error) {
+	obj := newT()
+	if err := dec.Decode(*(*unsafe.Pointer)(unsafe.Pointer(&obj)), b); err != nil {
+		var zero T
+		return zero, err
+	}
+	return obj, nil
+}
+
+// keptPaths are the fields an informer needs: its keys, versions and
+// UIDs. They, and the paths that hold them, cannot be skipped.
+var keptPaths = []string{"metadata", "metadata.name", "metadata.namespace", "metadata.uid", "metadata.resourceVersion"}
+
+// markSkipped marks the field that path names, a dotted path of JSON
+// field names such as spec.containers.env, as never decoded in the
+// places rooted at root, whose plan is n. A path goes through pointers,
+// slices and maps to their elements.
+func markSkipped(n *node, root *place, path string) error {
+	if slices.Contains(keptPaths, path) {
+		return fmt.Errorf("%s cannot be skipped: the informer needs it", path)
+	}
+	names := strings.Split(path, ".")
+	pl := root
+	for k, name := range names {
+		for n.kind == kPointer || n.kind == kSlice || n.kind == kMap {
+			n, pl = n.elem, pl.elemPlace(true)
+		}
+		if n.kind != kStruct {
+			return fmt.Errorf("%s: %s has no fields", path, strings.Join(names[:k], "."))
+		}
+		f := n.byName[name]
+		if f == nil {
+			return fmt.Errorf("%s: %v has no field %q", path, n.typ, name)
+		}
+		n, pl = f.n, pl.child(f.index, len(n.fields), true)
+	}
+	pl.skip = true
+	return nil
+}
+
+// clearSkipped zeroes the skipped fields of the object at p, decoded
+// without the plan.
+func clearSkipped(n *node, pl *place, p unsafe.Pointer) {
+	if pl == nil || p == nil {
+		return
+	}
+	switch n.kind {
+	case kStruct:
+		for i, f := range n.fields {
+			if i >= len(pl.fields) || pl.fields[i] == nil {
+				continue
+			}
+			fp := p
+			for _, s := range f.steps {
+				fp = unsafe.Add(fp, s.off)
+				if s.elem != nil {
+					if fp = *(*unsafe.Pointer)(fp); fp == nil {
+						break
+					}
+				}
+			}
+			if fp == nil {
+				continue
+			}
+			if pl.fields[i].skip {
+				reflect.NewAt(f.n.typ, fp).Elem().SetZero()
+				continue
+			}
+			clearSkipped(f.n, pl.fields[i], fp)
+		}
+	case kPointer:
+		clearSkipped(n.elem, pl.elem, *(*unsafe.Pointer)(p))
+	case kSlice:
+		if pl.elem == nil {
+			return
+		}
+		h := (*sliceHeader)(p)
+		for k := range h.len {
+			clearSkipped(n.elem, pl.elem, unsafe.Add(h.data, uintptr(k)*n.elem.typ.Size()))
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package protodec
+
+import (
+	"github.com/kubetyped/informers/internal/share"
+)
+
+// decoder is the state of one Decoder: whether it shares, and the hasher
+// that finds values in the places' tables (internal/share).
+type decoder struct {
+	share bool
+	hs    share.Hasher
+}
+
+func newDecoder(sharing bool) decoder {
+	return decoder{share: sharing, hs: share.NewHasher()}
+}
+
+// table returns the table of pl if the decoder shares at pl now.
+func (d *decoder) table(pl *place) *share.Table {
+	if !d.share || pl == nil || !pl.tab.On() {
+		return nil
+	}
+	return &pl.tab
+}
+
+// str returns b as a string: the one pl remembers if equal, or a new one,
+// which pl then remembers.
+func (d *decoder) str(pl *place, b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return d.hs.Str(d.table(pl), b)
+}
+
+// strPtr returns a pointer to b as a string, shared as str shares strings.
+func (d *decoder) strPtr(pl *place, b []byte) *string { return d.hs.StrPtr(d.table(pl), b) }
+
+// bytes returns a copy of b, never nil, shared as str shares strings.
+func (d *decoder) bytes(pl *place, b []byte) []byte { return d.hs.Bytes(d.table(pl), b) }
+
+// numPtr returns a pointer to v, shared with the pointers to equal values
+// met at pl.
+func numPtr[N share.Number](d *decoder, pl *place, v N, key uint64) *N {
+	return share.NumPtr(d.table(pl), v, key)
+}
+
+// lookup returns the value pl remembers for encoding enc, if any, and the
+// hash that remember needs; ok is false if pl does not share now.
+func (d *decoder) lookup(pl *place, enc []byte) (v share.Found, hit bool, h uint64, ok bool) {
+	t := d.table(pl)
+	if t == nil {
+		return share.Found{}, false, 0, false
+	}
+	v, hit, h = d.hs.Lookup(t, enc)
+	return v, hit, h, true
+}
+
+// remember has pl remember v, decoded from encoding enc of hash h, unless
+// pl turned itself off meanwhile.
+func (d *decoder) remember(pl *place, enc []byte, h uint64, v share.Found) {
+	d.hs.Remember(&pl.tab, enc, h, v)
+}

@@ -1,0 +1,38 @@
+package share
+
+const (
+	// Window is how many lookups a place makes between two checks of its
+	// hit rate.
+	Window = 1024
+	// MinHits is the fewest hits per window a place needs to go on:
+	// one in sixteen.
+	MinHits = Window / 16
+	// MinSlots and MaxSlots bound a table; it starts small and doubles
+	// while the values it misses outnumber its slots.
+	MinSlots = 64
+	MaxSlots = 4096
+	// firstPause and maxPause bound how many visits a place that turned
+	// itself off waits before it tries again.
+	firstPause = 16 * Window
+	maxPause   = 1 << 22
+)
+
+// Rate counts the lookups of a place and their hits, window by window.
+type Rate struct {
+	tries, hits int32
+}
+
+// Count records a lookup, and reports at the end of a window in which
+// the place hit fewer than MinHits times that it should turn itself off.
+func (r *Rate) Count(hit bool) (poor bool) {
+	r.tries++
+	if hit {
+		r.hits++
+	}
+	if r.tries < Window {
+		return false
+	}
+	poor = r.hits < MinHits
+	r.tries, r.hits = 0, 0
+	return poor
+}
