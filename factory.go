@@ -53,7 +53,7 @@ type informerKey struct {
 // Invariant: inf is a *SharedInformer[T] whose T is goType; Informer reads
 // it back with a checked type assertion.
 type factoryEntry struct {
-	inf      managedInformer
+	inf      AnyInformer
 	goType   reflect.Type
 	hasXform bool    // the creating request gave a transform
 	xformPtr uintptr // its code, to tell a repeated transform from another
@@ -61,12 +61,6 @@ type factoryEntry struct {
 	decoding apiclient.Decoding // the creating request's, skip sorted
 	cancel   context.CancelFunc
 	done     chan struct{}
-}
-
-// managedInformer is what the factory needs of a *SharedInformer[T].
-type managedInformer interface {
-	AnyInformer
-	Run(ctx context.Context) error
 }
 
 // NewFactory returns a factory over client, a real or a fake clientset,

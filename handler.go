@@ -206,18 +206,3 @@ func (r *Registration[T]) Done() <-chan struct{} { return r.listener.Done() }
 func (r *Registration[T]) String() string {
 	return fmt.Sprintf("handler %s of %s", r.name, r.inf.cfg.desc)
 }
-
-// AnyRegistration is a *Registration[T] of any T, for code that keeps the
-// registrations of several informers together.
-type AnyRegistration interface {
-	fmt.Stringer
-	Name() string
-	HasSynced() bool
-	WaitForSync(ctx context.Context) error
-	Backlog() int
-	Remove()
-	Done() <-chan struct{}
-	Err() error
-}
-
-var _ AnyRegistration = (*Registration[Object])(nil)

@@ -21,11 +21,6 @@ import (
 	"github.com/kubetyped/informers/internal/store"
 )
 
-// Object is the constraint on cached types: a pointer to a Kubernetes API
-// type such as *corev1.Pod, *unstructured.Unstructured or
-// *metav1.PartialObjectMetadata (a runtime.Object and a metav1.Object).
-type Object = reflector.Object
-
 // SharedInformer is a typed cache of objects of type T, kept in step with
 // the server, and the handlers that follow its changes. Create one with
 // NewInformer, or get a shared one from a Factory with Informer.
@@ -76,28 +71,6 @@ const (
 	running
 	stopped
 )
-
-// AnyInformer is a *SharedInformer[T] of any T, for code that handles
-// informers of several types alike, such as Factory.Release. Only
-// *SharedInformer[T] implements it.
-type AnyInformer interface {
-	fmt.Stringer
-	Resource() schema.GroupVersionResource
-	HasSynced() bool
-	WaitForSync(ctx context.Context) error
-	LastError() error
-	Err() error
-	Stopped() <-chan struct{}
-	Name() string
-	Stats() InformerStats
-
-	// What a Factory does with informers of any type.
-	stopUnstarted()
-	free()
-	busyHandlers() []string
-	staleErr() error
-	registrations() []Syncer
-}
 
 // runner is a reflector with its list type erased.
 type runner interface {
