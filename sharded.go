@@ -9,9 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/kubetyped/informers/internal/dispatch"
 	"github.com/kubetyped/informers/internal/reflector"
-	"github.com/kubetyped/informers/internal/store"
 	"github.com/kubetyped/informers/shard"
 )
 
@@ -316,20 +314,4 @@ func (s *shardSink[T]) keep(obj T) bool {
 	s.st.dropped.Add(1)
 	s.st.observe(shard.FilterClient, "an object outside the shard arrived: the server ignores shard selectors")
 	return false
-}
-
-// evictOutside removes the cached objects outside shard s; handlers see
-// them deleted with LeftShard set.
-func (w *writer[T]) evictOutside(s shard.Shard) {
-	w.store.Lock()
-	for _, obj := range w.store.AppendAllLocked(nil) {
-		if s.Contains(obj) {
-			continue
-		}
-		if old, existed := w.store.DeleteLocked(store.KeyOf(obj)); existed {
-			w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, LeftShard: true})
-		}
-	}
-	w.store.Unlock()
-	w.Flush()
 }
