@@ -134,6 +134,8 @@ type Registration[T Object] struct {
 	forget   sync.Once
 }
 
+var _ AnyRegistration = (*Registration[Object])(nil)
+
 // Err returns a *HandlerOverflowError once the handler was removed for
 // exceeding its queue limit, and nil otherwise.
 func (r *Registration[T]) Err() error {

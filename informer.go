@@ -64,6 +64,8 @@ type SharedInformer[T Object] struct {
 	overflowed []*Registration[T] // removed for exceeding their queue limit
 }
 
+var _ AnyInformer = (*SharedInformer[Object])(nil)
+
 type runState int
 
 const (
@@ -71,15 +73,6 @@ const (
 	running
 	stopped
 )
-
-// runner is a reflector with its list type erased.
-type runner interface {
-	Run(ctx context.Context)
-	LastSyncResourceVersion() string
-	UsesWatchList() bool
-	SyncProgress() int
-	LastEvent() time.Time
-}
 
 // NewInformer returns an informer over lw; Run runs it. The selectors of
 // opts narrow every request of lw, whose namespace is its own. It fails if

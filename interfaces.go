@@ -3,6 +3,7 @@ package informers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -75,7 +76,11 @@ type AnyRegistration interface {
 	Err() error
 }
 
-var (
-	_ AnyInformer     = (*SharedInformer[Object])(nil)
-	_ AnyRegistration = (*Registration[Object])(nil)
-)
+// runner is a reflector with its list type erased.
+type runner interface {
+	Run(ctx context.Context)
+	LastSyncResourceVersion() string
+	UsesWatchList() bool
+	SyncProgress() int
+	LastEvent() time.Time
+}
