@@ -78,6 +78,13 @@ func (st *shardState) set(s shard.Shard) <-chan struct{} {
 	return st.syncCh
 }
 
+// syncedChan returns the channel closed once the current shard has synced.
+func (st *shardState) syncedChan() <-chan struct{} {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.syncCh
+}
+
 // scopeSynced records that generation gen's shard has synced.
 func (st *shardState) scopeSynced(gen uint64) {
 	st.mu.Lock()
