@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -19,7 +20,8 @@ import (
 // config is an informer's configuration, resolved once from its Options
 // and, through a Factory, the factory's: selectors spelled canonically,
 // the shard merged, defaults filled in. NewInformer and a Factory both
-// resolve one and hand it to newInformer; nothing is resolved twice.
+// resolve one and hand it to newInformer; nothing is resolved twice, and
+// nothing but this file sets its fields.
 type config[T Object] struct {
 	resource schema.GroupVersionResource
 	desc     string // resource and Go type, for errors and logs
@@ -71,7 +73,7 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 		waitForResource: o.WaitForResource,
 		onError:         o.OnError,
 		backoff:         cmp.Or(o.Backoff, f.Backoff),
-		minWatchTimeout: max(cmp.Or(o.MinWatchTimeout, f.MinWatchTimeout), reflector.DefaultMinWatchTimeout),
+		minWatchTimeout: max(cmp.Or(o.MinWatchTimeout, f.MinWatchTimeout), minWatchTimeout),
 		pageSize:        cmp.Or(o.PageSize, f.PageSize),
 		metrics:         cmp.Or(o.Metrics, f.Metrics),
 		staleness:       cmp.Or(o.Staleness, f.Staleness),
@@ -98,6 +100,25 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 		c.shard = &s
 	}
 	return c, nil
+}
+
+// minWatchTimeout is the shortest server-side timeout of a watch, as in
+// client-go: it spares the control plane reconnections. It is the default
+// of Options.MinWatchTimeout and its floor.
+const minWatchTimeout = 5 * time.Minute
+
+// viaFactory completes c for an informer that a Factory makes over list
+// and watch functions of its own: its namespace is the factory's, lists
+// holds its lists to the factory's bound (nil: none), and it interns only
+// when decoded is false, since the library's decoder shares equal parts
+// already.
+func (c config[T]) viaFactory(decoded bool, lists *semaphore.Weighted) config[T] {
+	c.intern = c.intern && !decoded
+	c.namespaceKnown = true
+	if lists != nil {
+		c.listLimiter = lists
+	}
+	return c
 }
 
 // describe names an informer by resource and Go type, as in

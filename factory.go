@@ -53,20 +53,12 @@ type informerKey struct {
 // Invariant: inf is a *SharedInformer[T] whose T is goType; Informer reads
 // it back with a checked type assertion.
 type factoryEntry struct {
-	inf      managedInformer
+	inf      AnyInformer
 	goType   reflect.Type
 	hasXform bool    // the creating request gave a transform
 	xformPtr uintptr // its code, to tell a repeated transform from another
-	resync   time.Duration
-	decoding apiclient.Decoding // the creating request's, skip sorted
 	cancel   context.CancelFunc
 	done     chan struct{}
-}
-
-// managedInformer is what the factory needs of a *SharedInformer[T].
-type managedInformer interface {
-	AnyInformer
-	Run(ctx context.Context) error
 }
 
 // NewFactory returns a factory over client, a real or a fake clientset,
@@ -171,19 +163,14 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	}
 	lw := NewListWatch[T](funcs.List, funcs.Watch)
 	lw.Tweak, lw.DisableWatchList = f.opts.Tweak, funcs.DisableWatchList || c.noWatchList
-	c.intern = c.intern && !funcs.Decoded // the decoder shares already
-	c.namespaceKnown = true
-	if f.lists != nil {
-		c.listLimiter = f.lists
-	}
-	inf, err := newInformer(lw, c)
+	inf, err := newInformer(lw, c.viaFactory(funcs.Decoded, f.lists))
 	if err != nil {
 		return nil, err
 	}
 	if namespaces != nil {
 		inf.namespaces = newNamespaceScope(c.filter.namespaces, c.sel.namespace, namespaces)
 	}
-	e := &factoryEntry{inf: inf, goType: reflect.TypeFor[T](), resync: c.resync, decoding: c.decoding, done: make(chan struct{})}
+	e := &factoryEntry{inf: inf, goType: reflect.TypeFor[T](), done: make(chan struct{})}
 	if o.Transform != nil {
 		e.hasXform, e.xformPtr = true, funcPtr(o.Transform)
 	}
@@ -205,11 +192,11 @@ func reuse[T Object](e *factoryEntry, target apiclient.Target, o Options[T], c c
 	if o.Transform != nil && (!e.hasXform || e.xformPtr != funcPtr(o.Transform)) {
 		return nil, fmt.Errorf("%s already exists with another transform", inf)
 	}
-	if o.ResyncPeriod != 0 && o.ResyncPeriod != e.resync {
-		return nil, fmt.Errorf("%s already exists with resync period %v", inf, e.resync)
+	if o.ResyncPeriod != 0 && o.ResyncPeriod != inf.cfg.resync {
+		return nil, fmt.Errorf("%s already exists with resync period %v", inf, inf.cfg.resync)
 	}
-	if d := c.decoding; o.SkipFields != nil && !slices.Equal(d.Skip, e.decoding.Skip) || d.Disabled && !e.decoding.Disabled {
-		return nil, fmt.Errorf("%s already exists with SkipFields %q and DisableDecoder %v", inf, e.decoding.Skip, e.decoding.Disabled)
+	if d, had := c.decoding, inf.cfg.decoding; o.SkipFields != nil && !slices.Equal(d.Skip, had.Skip) || d.Disabled && !had.Disabled {
+		return nil, fmt.Errorf("%s already exists with SkipFields %q and DisableDecoder %v", inf, had.Skip, had.Disabled)
 	}
 	for name, fn := range o.Indexers {
 		if inf.store.HasIndex(name) {

@@ -416,16 +416,24 @@ func TestFactoryDynamicAndMetadata(t *testing.T) {
 	testutil.Eventually(t, func() bool { return widgets.Lister().Len() == 2 }, "dynamic watch delivers")
 }
 
-func TestFactoryShutdown(t *testing.T) {
-	cs := fake.NewClientset(&corev1.Pod{ObjectMeta: meta("a", "p")})
-	f := informers.NewFactory(cs)
-	pods := informers.Informer[*corev1.Pod](f)
-	entered, release := make(chan struct{}), make(chan struct{})
+// factoryWithStuckHandler returns a factory over one pod and its pod
+// informer, with a handler that blocks in its first call: entered is
+// closed once it has, and closing release lets it return.
+func factoryWithStuckHandler(t *testing.T, opts ...informers.HandlerOption) (f *informers.Factory, pods *informers.SharedInformer[*corev1.Pod], entered, release chan struct{}) {
+	t.Helper()
+	f = informers.NewFactory(fake.NewClientset(&corev1.Pod{ObjectMeta: meta("a", "p")}))
+	pods = informers.Informer[*corev1.Pod](f)
+	entered, release = make(chan struct{}), make(chan struct{})
 	_, err := pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) {
 		close(entered)
 		<-release
-	}}, informers.WithName("stuck"))
+	}}, opts...)
 	require.NoError(t, err)
+	return f, pods, entered, release
+}
+
+func TestFactoryShutdown(t *testing.T) {
+	f, _, entered, release := factoryWithStuckHandler(t, informers.WithName("stuck"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f.Start(ctx)
@@ -434,7 +442,7 @@ func TestFactoryShutdown(t *testing.T) {
 
 	short, scancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer scancel()
-	err = f.Shutdown(short)
+	err := f.Shutdown(short)
 	require.Error(t, err, "a stuck handler keeps Shutdown waiting")
 	assert.Contains(t, err.Error(), "handler stuck of pods.v1", "names the handler")
 	close(release)
@@ -495,15 +503,7 @@ func TestFactoryReleaseNeverStarted(t *testing.T) {
 // Shutdown called with the context that Start was given, which has ended,
 // still waits for the informers' goroutines, up to the grace period.
 func TestFactoryShutdownAfterStartContextEnded(t *testing.T) {
-	cs := fake.NewClientset(&corev1.Pod{ObjectMeta: meta("a", "p")})
-	f := informers.NewFactory(cs)
-	pods := informers.Informer[*corev1.Pod](f)
-	entered, release := make(chan struct{}), make(chan struct{})
-	_, err := pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) {
-		close(entered)
-		<-release
-	}})
-	require.NoError(t, err)
+	f, pods, entered, release := factoryWithStuckHandler(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	f.Start(ctx)
 	<-entered

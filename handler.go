@@ -138,6 +138,8 @@ type Registration[T Object] struct {
 	forget   sync.Once
 }
 
+var _ AnyRegistration = (*Registration[Object])(nil)
+
 // Err returns a *HandlerOverflowError once the handler was removed for
 // exceeding its queue limit, and nil otherwise.
 func (r *Registration[T]) Err() error {
@@ -210,18 +212,3 @@ func (r *Registration[T]) Done() <-chan struct{} { return r.listener.Done() }
 func (r *Registration[T]) String() string {
 	return fmt.Sprintf("handler %s of %s", r.name, r.inf.cfg.desc)
 }
-
-// AnyRegistration is a *Registration[T] of any T, for code that keeps the
-// registrations of several informers together.
-type AnyRegistration interface {
-	fmt.Stringer
-	Name() string
-	HasSynced() bool
-	WaitForSync(ctx context.Context) error
-	Backlog() int
-	Remove()
-	Done() <-chan struct{}
-	Err() error
-}
-
-var _ AnyRegistration = (*Registration[Object])(nil)

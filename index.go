@@ -10,11 +10,6 @@ import (
 	"github.com/kubetyped/informers/internal/store"
 )
 
-// IndexFunc returns the values under which an index files an object, such
-// as the node name of a pod. Duplicates are ignored; nil or empty leaves
-// the object out of the index.
-type IndexFunc[T Object] = store.IndexFunc[T]
-
 // NamespaceIndex is the name of the built-in index by namespace.
 const NamespaceIndex = store.NamespaceIndex
 

@@ -22,11 +22,6 @@ import (
 	"github.com/kubetyped/informers/internal/store"
 )
 
-// Object is the constraint on cached types: a pointer to a Kubernetes API
-// type such as *corev1.Pod, *unstructured.Unstructured or
-// *metav1.PartialObjectMetadata (a runtime.Object and a metav1.Object).
-type Object = reflector.Object
-
 // SharedInformer is a typed cache of objects of type T, kept in step with
 // the server, and the handlers that follow its changes. Create one with
 // NewInformer, or get a shared one from a Factory with Informer.
@@ -73,6 +68,8 @@ type SharedInformer[T Object] struct {
 	overflowed []*Registration[T] // removed for exceeding their queue limit
 }
 
+var _ AnyInformer = (*SharedInformer[Object])(nil)
+
 type runState int
 
 const (
@@ -80,37 +77,6 @@ const (
 	running
 	stopped
 )
-
-// AnyInformer is a *SharedInformer[T] of any T, for code that handles
-// informers of several types alike, such as Factory.Release. Only
-// *SharedInformer[T] implements it.
-type AnyInformer interface {
-	fmt.Stringer
-	Resource() schema.GroupVersionResource
-	HasSynced() bool
-	WaitForSync(ctx context.Context) error
-	LastError() error
-	Err() error
-	Stopped() <-chan struct{}
-	Name() string
-	Stats() InformerStats
-
-	// What a Factory does with informers of any type.
-	stopUnstarted()
-	free()
-	busyHandlers() []string
-	staleErr() error
-	registrations() []Syncer
-}
-
-// runner is a reflector with its list type erased.
-type runner interface {
-	Run(ctx context.Context)
-	LastSyncResourceVersion() string
-	UsesWatchList() bool
-	SyncProgress() int
-	LastEvent() time.Time
-}
 
 // NewInformer returns an informer over lw; Run runs it. The selectors of
 // opts narrow every request of lw, whose namespace is its own. It fails if
@@ -214,10 +180,7 @@ func newSharedInformer[T Object](c config[T], failed error) *SharedInformer[T] {
 	}
 	i.store = store.New[T]()
 	i.reader = newReader(i.store, c.resource.GroupResource())
-	i.writer = newWriter(c.desc, i.store, c.transform, c.clear, i.report)
-	if c.intern {
-		i.writer.interning = newInterning[T]()
-	}
+	i.writer = newWriter(c.desc, i.store, c.transform, c.clear, c.intern, i.report)
 	if failed != nil {
 		i.state = stopped
 		close(i.stopped)
@@ -270,7 +233,7 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 		refl = i.newRefl(i.writer, log, i.requestFailed, i.requestSucceeded, obs)
 		i.setStarted(refl)
 	}
-	for _, l := range *i.writer.handlers.Load() {
+	for _, l := range i.writer.listeners() {
 		i.startListener(l)
 	}
 	i.mu.Unlock()
@@ -322,11 +285,11 @@ func (i *SharedInformer[T]) startListener(l *dispatch.Listener[T]) {
 
 // HasSynced reports whether the cache holds a complete list and a watch
 // follows it. Handlers may still be delivering; see Registration.HasSynced.
-func (i *SharedInformer[T]) HasSynced() bool { return i.writer.synced.Load() }
+func (i *SharedInformer[T]) HasSynced() bool { return i.writer.hasSynced() }
 
 // Synced is closed once the cache has synced, for code that waits on a
 // channel, such as client-go's cache.DoneChecker.
-func (i *SharedInformer[T]) Synced() <-chan struct{} { return i.writer.syncedCh }
+func (i *SharedInformer[T]) Synced() <-chan struct{} { return i.writer.syncedChan() }
 
 // WaitForSync waits until the cache has synced. It returns nil once it has,
 // and a *NotSyncedError if ctx ends first or, without waiting further, if
@@ -354,7 +317,7 @@ func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 			return &NotSyncedError{Resource: i.cfg.desc, LastErr: lastErr, Err: ErrStopped, WaitingForResource: waiting}
 		}
 		select {
-		case <-i.writer.syncedCh:
+		case <-i.writer.syncedChan():
 			return nil
 		case <-changed:
 		case <-i.stopped:
@@ -408,7 +371,7 @@ func (i *SharedInformer[T]) Stats() InformerStats {
 	st.WatchList = refl.UsesWatchList()
 	st.SyncProgress = refl.SyncProgress()
 	st.LastEvent = refl.LastEvent()
-	if at := i.writer.syncedAt.Load(); at != 0 {
+	if at := i.writer.syncedTime(); at != 0 {
 		st.InitialSync = time.Duration(at - i.runStart.Load())
 	}
 	return st
@@ -465,12 +428,10 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Re
 	for _, obj := range i.store.AppendAllLocked(nil) {
 		reg.listener.Push(dispatch.Notification[T]{Kind: dispatch.Add, New: obj, InitialList: true})
 	}
-	if i.writer.synced.Load() {
+	if i.writer.hasSynced() {
 		reg.listener.Push(dispatch.Notification[T]{Kind: dispatch.Synced})
 	}
-	old := *i.writer.handlers.Load()
-	next := append(old[:len(old):len(old)], reg.listener)
-	i.writer.handlers.Store(&next)
+	i.writer.addListener(reg.listener)
 	i.regs = append(i.regs, reg)
 	if i.state == running {
 		i.startListener(reg.listener)
@@ -482,14 +443,7 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Re
 func (i *SharedInformer[T]) removeHandler(reg *Registration[T]) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	old := *i.writer.handlers.Load()
-	next := make([]*dispatch.Listener[T], 0, len(old))
-	for _, x := range old {
-		if x != reg.listener {
-			next = append(next, x)
-		}
-	}
-	i.writer.handlers.Store(&next)
+	i.writer.removeListener(reg.listener)
 	i.regs = slices.DeleteFunc(i.regs, func(r *Registration[T]) bool { return r == reg })
 }
 
@@ -644,7 +598,7 @@ func (i *SharedInformer[T]) stopUnstarted() {
 // free empties the cache of a stopped informer, so that its memory can be
 // reclaimed and its readers see nothing; it no longer counts as synced.
 func (i *SharedInformer[T]) free() {
-	i.writer.synced.Store(false)
+	i.writer.unsync()
 	i.store.Reset()
 }
 

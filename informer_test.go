@@ -613,7 +613,7 @@ func TestInformerOfInterfaceType(t *testing.T) {
 		})
 	inf, err := informers.NewInformer(lw, informers.Options[informers.Object]{Backoff: fastBackoff})
 	require.NoError(t, err)
-	assert.Equal(t, "reflector.Object", inf.String(), "named by its type, not by a nil value")
+	assert.Equal(t, "informers.Object", inf.String(), "named by its type, not by a nil value")
 	testutil.Run(t, inf)
 	waitSynced(t, inf)
 	select {

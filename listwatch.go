@@ -7,18 +7,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	clienttesting "k8s.io/client-go/testing"
-
-	"github.com/kubetyped/informers/internal/reflector"
 )
 
 // fakeClient is implemented by client-go's fake clients and clientsets.
 type fakeClient interface {
 	Invokes(clienttesting.Action, runtime.Object) (runtime.Object, error)
 }
-
-// List is the constraint on list types: a runtime.Object with list
-// metadata (metav1.ListInterface), such as *corev1.PodList.
-type List = reflector.List
 
 // ListWatch lists and watches objects of type T whose list type is L. Build
 // one with FromClient or NewListWatch; its namespace is its functions'.

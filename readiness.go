@@ -11,16 +11,6 @@ import (
 	"sync"
 )
 
-// Syncer is what WaitForSync waits for: an informer (AnyInformer, or
-// *SharedInformer[T]), whose cache has synced once it holds the server's
-// state as of a complete list and its watch is open; or a registration
-// (AnyRegistration, or *Registration[T]), whose handler has synced once it
-// has been delivered that state.
-type Syncer interface {
-	HasSynced() bool
-	WaitForSync(ctx context.Context) error
-}
-
 // WaitForSync waits until every syncer has synced, informers and handlers
 // of any types together:
 //

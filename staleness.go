@@ -133,7 +133,7 @@ func (i *SharedInformer[T]) startStalenessMonitor(ctx context.Context) <-chan st
 func (i *SharedInformer[T]) monitorStaleness(ctx context.Context) {
 	m := i.staleness
 	select {
-	case <-i.writer.syncedCh:
+	case <-i.writer.syncedChan():
 	case <-ctx.Done():
 		return
 	}

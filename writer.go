@@ -11,6 +11,7 @@ import (
 	"github.com/kubetyped/informers/internal/dispatch"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/store"
+	"github.com/kubetyped/informers/shard"
 )
 
 // writer is the reflector's side of an informer: it applies what the
@@ -46,8 +47,9 @@ type writer[T Object] struct {
 	toWake  []*dispatch.Listener[T] // handlers to wake at the next Flush
 }
 
-// newWriter returns the writer of store, with no handlers.
-func newWriter[T Object](desc string, s *store.Store[T], transform TransformFunc[T], clear func(T), report func(error)) *writer[T] {
+// newWriter returns the writer of store, with no handlers; with intern,
+// it stores equal parts of objects once.
+func newWriter[T Object](desc string, s *store.Store[T], transform TransformFunc[T], clear func(T), intern bool, report func(error)) *writer[T] {
 	w := &writer[T]{
 		desc:      desc,
 		store:     s,
@@ -57,9 +59,50 @@ func newWriter[T Object](desc string, s *store.Store[T], transform TransformFunc
 		report:    report,
 		syncedCh:  make(chan struct{}),
 	}
+	if intern {
+		w.interning = newInterning[T]()
+	}
 	w.handlers.Store(&[]*dispatch.Listener[T]{})
 	return w
 }
+
+// listeners returns the handlers the writer delivers to.
+func (w *writer[T]) listeners() []*dispatch.Listener[T] { return *w.handlers.Load() }
+
+// addListener makes the writer deliver to l too. The caller holds the
+// informer's mu and the store's read lock (see handlers).
+func (w *writer[T]) addListener(l *dispatch.Listener[T]) {
+	old := *w.handlers.Load()
+	next := append(old[:len(old):len(old)], l)
+	w.handlers.Store(&next)
+}
+
+// removeListener stops the writer delivering to l. The caller holds the
+// informer's mu.
+func (w *writer[T]) removeListener(l *dispatch.Listener[T]) {
+	old := *w.handlers.Load()
+	next := make([]*dispatch.Listener[T], 0, len(old))
+	for _, x := range old {
+		if x != l {
+			next = append(next, x)
+		}
+	}
+	w.handlers.Store(&next)
+}
+
+// hasSynced reports whether Watching has marked the cache synced.
+func (w *writer[T]) hasSynced() bool { return w.synced.Load() }
+
+// syncedChan is closed once the cache has synced.
+func (w *writer[T]) syncedChan() <-chan struct{} { return w.syncedCh }
+
+// syncedTime is when the cache synced, in Unix nanoseconds; 0 if it has
+// not.
+func (w *writer[T]) syncedTime() int64 { return w.syncedAt.Load() }
+
+// unsync marks the cache of a stopped informer, about to be emptied, not
+// synced.
+func (w *writer[T]) unsync() { w.synced.Store(false) }
 
 // StartList opens a new list generation; FinishList deletes what it missed.
 func (w *writer[T]) StartList() { w.gen++ }
@@ -203,6 +246,22 @@ func (w *writer[T]) Watching() {
 	w.store.Unlock()
 	w.Flush()
 	close(w.syncedCh)
+}
+
+// evictOutside removes the cached objects outside shard s; handlers see
+// them deleted with LeftShard set.
+func (w *writer[T]) evictOutside(s shard.Shard) {
+	w.store.Lock()
+	for _, obj := range w.store.AppendAllLocked(nil) {
+		if s.Contains(obj) {
+			continue
+		}
+		if old, existed := w.store.DeleteLocked(store.KeyOf(obj)); existed {
+			w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, LeftShard: true})
+		}
+	}
+	w.store.Unlock()
+	w.Flush()
 }
 
 // notify queues n for every handler; the caller holds the write lock.

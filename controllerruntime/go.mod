@@ -3,7 +3,7 @@ module github.com/kubetyped/informers/controllerruntime
 go 1.26.8
 
 require (
-	github.com/kubetyped/informers v0.0.0
+	github.com/kubetyped/informers v0.4.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2

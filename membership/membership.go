@@ -83,7 +83,9 @@ type Config struct {
 	// third of LeaseDuration.
 	RenewInterval time.Duration
 	// OnChange, if set, is called with each new assignment once the
-	// followed informers hold it (or failed to; the error says why).
+	// followed informers hold it, their new shards synced (or once they
+	// failed to; the error says why): the signal to read a re-sharded
+	// informer's cache, which needs no polling of Shard().Synced.
 	OnChange func(Assignment, error)
 }
 
@@ -114,9 +116,11 @@ func Assign(members []string, identity string) []shard.Range {
 }
 
 // Shardable is what a Member re-scopes: a *informers.SharedInformer[T]
-// made with Options.Shard.
+// made with Options.Shard. ShardSynced is closed once it holds the ranges
+// it was last given.
 type Shardable interface {
 	SetShardRanges(ctx context.Context, ranges ...shard.Range) error
+	ShardSynced() <-chan struct{}
 }
 
 // Member is one replica of a group. The zero value is not usable; call New.
@@ -302,7 +306,7 @@ func (m *Member) applyLoop(ctx context.Context) {
 		errs := make([]error, len(followed))
 		var wg sync.WaitGroup
 		for i, inf := range followed {
-			wg.Go(func() { errs[i] = inf.SetShardRanges(ctx, next.Ranges...) })
+			wg.Go(func() { errs[i] = hold(ctx, inf, next.Ranges) })
 		}
 		wg.Wait()
 		if ctx.Err() != nil {
@@ -315,6 +319,20 @@ func (m *Member) applyLoop(ctx context.Context) {
 		if m.cfg.OnChange != nil {
 			m.cfg.OnChange(next, err)
 		}
+	}
+}
+
+// hold re-scopes inf to ranges and returns once it holds them: also when
+// inf had not started, for which SetShardRanges returns at once.
+func hold(ctx context.Context, inf Shardable, ranges []shard.Range) error {
+	if err := inf.SetShardRanges(ctx, ranges...); err != nil {
+		return err
+	}
+	select {
+	case <-inf.ShardSynced():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

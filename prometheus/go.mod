@@ -6,7 +6,7 @@ module github.com/kubetyped/informers/prometheus
 go 1.26.8
 
 require (
-	github.com/kubetyped/informers v0.0.0
+	github.com/kubetyped/informers v0.4.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0

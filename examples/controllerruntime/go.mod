@@ -4,8 +4,8 @@ go 1.26.8
 
 require (
 	github.com/go-logr/logr v1.4.3
-	github.com/kubetyped/informers v0.0.0
-	github.com/kubetyped/informers/controllerruntime v0.0.0
+	github.com/kubetyped/informers v0.4.0
+	github.com/kubetyped/informers/controllerruntime v0.4.0
 	github.com/stretchr/testify v1.12.1
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

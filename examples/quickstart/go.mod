@@ -6,8 +6,8 @@ module github.com/kubetyped/informers/examples/quickstart
 go 1.26.8
 
 require (
-	github.com/kubetyped/informers v0.0.0
-	github.com/kubetyped/informers/prometheus v0.0.0
+	github.com/kubetyped/informers v0.4.0
+	github.com/kubetyped/informers/prometheus v0.4.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1
 	k8s.io/api v0.37.2

@@ -24,6 +24,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -141,10 +142,24 @@ func (r *replica) run(ctx context.Context, cfg *rest.Config, ns string, leaseDur
 	if err != nil {
 		return err
 	}
+	// OnChange is called once the informer holds the new assignment, its
+	// new shard synced: the count is then the new shard's, and no handler
+	// event needs to follow for the loop below to see it.
+	var (
+		mu      sync.Mutex
+		applied *membership.Assignment
+	)
 	member, err := membership.New(membership.Config{
 		Client: cs, Namespace: ns, Group: "sharded", Identity: r.name,
 		LeaseDuration: leaseDuration,
-		OnChange:      func(membership.Assignment, error) { poke() },
+		OnChange: func(a membership.Assignment, err error) {
+			if err == nil {
+				mu.Lock()
+				applied = &a
+				mu.Unlock()
+			}
+			poke()
+		},
 	})
 	if err != nil {
 		return err
@@ -160,7 +175,7 @@ func (r *replica) run(ctx context.Context, cfg *rest.Config, ns string, leaseDur
 		}
 	})
 
-	last := -1
+	last := ""
 	for {
 		select {
 		case <-ctx.Done():
@@ -170,11 +185,21 @@ func (r *replica) run(ctx context.Context, cfg *rest.Config, ns string, leaseDur
 			return nil
 		case <-changed:
 		}
-		n := configMaps.Lister().Len()
-		if a := member.Assignment(); n != last && configMaps.Shard().Synced {
-			last = n
-			r.log.Printf("%s owns %d config maps (members %v, ranges %v, shard filter: %s)",
-				r.name, n, a.Members, a.Ranges, configMaps.Shard().Filter)
+		mu.Lock()
+		a := applied
+		mu.Unlock()
+		// Between an assignment and its OnChange the informer is
+		// re-sharding: its count is neither the old shard's nor the new.
+		// A handler event may come before OnChange: print only for the
+		// assignment the informer holds.
+		st := configMaps.Shard()
+		if a != nil && st.Synced && slices.Equal(st.Shard.Ranges, shard.Shard{Ranges: a.Ranges}.Canonical().Ranges) {
+			line := fmt.Sprintf("%s owns %d config maps (members %v, ranges %v, shard filter: %s)",
+				r.name, configMaps.Lister().Len(), a.Members, a.Ranges, st.Filter)
+			if line != last {
+				last = line
+				r.log.Print(line)
+			}
 		}
 		select { // print at most every 200ms
 		case <-ctx.Done():

@@ -122,8 +122,8 @@ type Config[L List] struct {
 	// (0.8s doubling to 30s, jitter 1.0, reset after 2 minutes quiet).
 	Backoff *wait.Backoff
 	// MinWatchTimeout is the shortest server-side watch timeout; each watch
-	// asks for a random timeout between it and twice it. 0 means 5 minutes.
-	// It is used as given: callers enforce their own floor.
+	// asks for a random timeout between it and twice it. It is used as
+	// given: the informer's configuration sets its default and floor.
 	MinWatchTimeout time.Duration
 	// ListLimiter, if set, bounds how many reflectors list (or stream a
 	// watch-list's initial events) at once: each holds one permit while it

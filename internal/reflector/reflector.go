@@ -39,10 +39,6 @@ const (
 	progressCheck = 1024
 )
 
-// DefaultMinWatchTimeout is the shortest server-side timeout of a watch,
-// as in client-go: it spares the control plane reconnections.
-const DefaultMinWatchTimeout = 5 * time.Minute
-
 // Reflector lists and watches one resource into a Sink.
 type Reflector[T Object, L List] struct {
 	cfg   Config[L]
@@ -79,9 +75,6 @@ func New[T Object, L List](cfg Config[L], sink Sink[T]) *Reflector[T, L] {
 	backoff := wait.Backoff{Duration: 800 * time.Millisecond, Cap: 30 * time.Second, Steps: 38, Factor: 2, Jitter: 1}
 	if cfg.Backoff != nil {
 		backoff = *cfg.Backoff
-	}
-	if cfg.MinWatchTimeout == 0 {
-		cfg.MinWatchTimeout = DefaultMinWatchTimeout
 	}
 	if cfg.OnError == nil {
 		cfg.OnError = func(Op, error) {}

@@ -1,0 +1,240 @@
+package moduletest
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/zip"
+)
+
+// root is the library's module path.
+const root = "github.com/kubetyped/informers"
+
+// adapters are the directories of the modules a user installs beside the
+// library, relative to the repository's root.
+var adapters = []string{"controllerruntime", "prometheus"}
+
+// TestInstallAsReadmeSays builds a file-system module proxy holding the
+// library and its adapter modules at the versions the adapters require
+// and the README names, then, in a fresh module outside the repository,
+// runs the README's go get commands against it and builds a program
+// that uses every module.
+func TestInstallAsReadmeSays(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gets := readmeGets(t, filepath.Join(repo, "README.md"))
+	want := map[string]string{} // module path: version, as the README gets it
+	for _, g := range gets {
+		path, version, ok := strings.Cut(strings.Fields(g)[2], "@")
+		if !ok {
+			t.Fatalf("README: %q names no version: a user outside the repository gets what?", g)
+		}
+		want[path] = version
+	}
+	rootVersion := want[root]
+	if rootVersion == "" {
+		t.Fatalf("README's Install does not go get %s", root)
+	}
+
+	proxy := t.TempDir()
+	addModule(t, proxy, repo, root, rootVersion)
+	for _, dir := range adapters {
+		path := root + "/" + dir
+		mf := parseGoMod(t, filepath.Join(repo, dir, "go.mod"))
+		if mf.Module.Mod.Path != path {
+			t.Fatalf("%s/go.mod: module %s, want %s", dir, mf.Module.Mod.Path, path)
+		}
+		if got := required(mf, root); got != rootVersion {
+			t.Errorf("%s/go.mod requires %s %s; the README installs %s", dir, root, got, rootVersion)
+		}
+		if want[path] != rootVersion {
+			t.Errorf("README: go get %s@%s; want the library's version %s", path, want[path], rootVersion)
+		}
+		addModule(t, proxy, filepath.Join(repo, dir), path, rootVersion)
+	}
+	if t.Failed() {
+		return
+	}
+
+	user := t.TempDir()
+	env := userEnv(t, proxy)
+	run(t, user, env, "go", "mod", "init", "example.com/user")
+	for _, g := range gets {
+		run(t, user, env, strings.Fields(g)...)
+	}
+	program := `package main
+
+import (
+	"fmt"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/controllerruntime"
+	"github.com/kubetyped/informers/prometheus"
+)
+
+func main() {
+	fmt.Println(informers.NamespaceIndex, controllerruntime.NewCache != nil, prometheus.New != nil)
+}
+`
+	if err := os.WriteFile(filepath.Join(user, "main.go"), []byte(program), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, user, env, "go", "build", "-o", os.DevNull, ".")
+}
+
+// readmeGets returns the go get commands of the README's Install section.
+func readmeGets(t *testing.T, readme string) []string {
+	t.Helper()
+	f, err := os.Open(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var gets []string
+	inInstall := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "## ") {
+			inInstall = line == "## Install"
+			continue
+		}
+		if inInstall && strings.HasPrefix(line, "go get ") {
+			cmd, _, _ := strings.Cut(line, "#")
+			gets = append(gets, strings.TrimSpace(cmd))
+		}
+	}
+	if len(gets) == 0 {
+		t.Fatal("README.md: no go get in its Install section")
+	}
+	return gets
+}
+
+func parseGoMod(t *testing.T, path string) *modfile.File {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf, err := modfile.Parse(path, data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mf
+}
+
+// required returns the version mf requires of path, or "".
+func required(mf *modfile.File, path string) string {
+	for _, r := range mf.Require {
+		if r.Mod.Path == path {
+			return r.Mod.Version
+		}
+	}
+	return ""
+}
+
+// addModule writes the module in dir, path at version, to the proxy in
+// the layout GOPROXY=file:// reads: list, .info, .mod and .zip.
+func addModule(t *testing.T, proxy, dir, path, version string) {
+	t.Helper()
+	escaped, err := module.EscapePath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := filepath.Join(proxy, escaped, "@v")
+	if err := os.MkdirAll(v, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := json.Marshal(struct {
+		Version string
+		Time    time.Time
+	}{version, time.Now().UTC()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"list": []byte(version + "\n"), version + ".info": info, version + ".mod": mod} {
+		if err := os.WriteFile(filepath.Join(v, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	z, err := os.Create(filepath.Join(v, version+".zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	// Nested modules (the adapters, the examples, this one) are left out,
+	// as they are from a real module's zip.
+	if err := zip.CreateFromDir(z, module.Version{Path: path, Version: version}, dir); err != nil {
+		t.Fatalf("zip of %s@%s: %v", path, version, err)
+	}
+}
+
+// userEnv is the environment of a user outside the repository: the
+// library's modules come from proxy, every other module as this machine
+// resolves it already, and the library's modules need no checksum
+// database. The module cache is shared, for speed; what this test put in
+// it of the library's modules is removed again, so that the next run does
+// not find a stale copy.
+func userEnv(t *testing.T, proxy string) []string {
+	t.Helper()
+	goproxy := strings.TrimSpace(output(t, "go", "env", "GOPROXY"))
+	modcache := strings.TrimSpace(output(t, "go", "env", "GOMODCACHE"))
+	forget := func() {
+		for _, d := range []string{filepath.Join(modcache, "github.com", "kubetyped"), filepath.Join(modcache, "cache", "download", "github.com", "kubetyped")} {
+			_ = filepath.WalkDir(d, func(p string, _ os.DirEntry, err error) error {
+				if err == nil {
+					_ = os.Chmod(p, 0o755)
+				}
+				return nil
+			})
+			if err := os.RemoveAll(d); err != nil {
+				t.Errorf("removing the library's modules from the module cache: %v", err)
+			}
+		}
+	}
+	forget()
+	t.Cleanup(forget)
+	env := os.Environ()
+	for _, kv := range []string{
+		"GOPROXY=file://" + filepath.ToSlash(proxy) + "," + goproxy,
+		"GONOSUMDB=" + root,
+		"GONOSUMCHECK=1",
+		"GOFLAGS=-mod=mod",
+		"GOWORK=off",
+	} {
+		env = append(env, kv)
+	}
+	return env
+}
+
+func run(t *testing.T, dir string, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func output(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(args[0], args[1:]...).Output()
+	if err != nil {
+		t.Fatalf("%s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
+}
