@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -13,6 +14,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubetyped/informers"
 )
 
 // Locks lets one replica at a time engage a cluster: a Sharded target
@@ -45,11 +48,15 @@ const LockGroupLabel = "fleet.kubetyped.io/locks"
 // than that third, or if the replicas' clocks run at rates further apart.
 // A replica that stops cleanly deletes its Leases and the others engage
 // its clusters at once; one that dies leaves them to expire: the others
-// engage its clusters within LeaseDuration of its last renewal they saw,
-// counted from when they first looked at the Lease.
+// engage its clusters within LeaseDuration of its last renewal they saw.
+// While Run runs, the replica watches the group's Leases and sees every
+// renewal as it happens; without it, the replica first reads a Lease when
+// it wants the cluster, and a dead holder's Lease counts as expired only
+// LeaseDuration after that read: up to twice LeaseDuration after the
+// holder's last renewal.
 //
-// The fields are read once, by the first Hold; Client, Namespace, Group
-// and Identity are required.
+// Client, Namespace, Group and Identity are required; the fields must not
+// change once Run or Hold is called.
 type LeaseLocks struct {
 	// Client creates, renews and deletes the Leases.
 	Client kubernetes.Interface
@@ -65,12 +72,84 @@ type LeaseLocks struct {
 	// LeaseDuration is how long a Lease not renewed keeps its cluster
 	// from the other replicas; 0 means 15 seconds.
 	LeaseDuration time.Duration
+
+	mu   sync.Mutex
+	seen map[string]leaseSeen // the group's Leases as Run saw them change, by name
+}
+
+// leaseSeen is a Lease's resource version and when it was first seen.
+type leaseSeen struct {
+	resourceVersion string
+	since           time.Time
+}
+
+// Run watches the group's Leases until ctx ends, so that a dead holder's
+// Lease counts as expired LeaseDuration after its last renewal rather
+// than after this replica first reads it. It fails if the Leases cannot
+// be watched.
+func (l *LeaseLocks) Run(ctx context.Context) error {
+	if err := l.check(); err != nil {
+		return err
+	}
+	leases, err := informers.NewInformer(
+		informers.FromClient[*coordinationv1.Lease](l.Client.CoordinationV1().Leases(l.Namespace)),
+		informers.Options[*coordinationv1.Lease]{LabelSelector: LockGroupLabel + "=" + l.Group})
+	if err != nil {
+		return fmt.Errorf("fleet: watching the Leases of group %s: %w", l.Group, err)
+	}
+	if _, err := leases.AddHandler(informers.HandlerFuncs[*coordinationv1.Lease]{
+		OnAdd:    func(lease *coordinationv1.Lease, _ bool) { l.observe(lease.Name, lease.ResourceVersion) },
+		OnUpdate: func(_, lease *coordinationv1.Lease) { l.observe(lease.Name, lease.ResourceVersion) },
+		OnDelete: func(d informers.Deleted[*coordinationv1.Lease]) { l.observe(d.Object.Name, "") },
+	}); err != nil {
+		return fmt.Errorf("fleet: watching the Leases of group %s: %w", l.Group, err)
+	}
+	if err := leases.Run(ctx); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("fleet: watching the Leases of group %s: %w", l.Group, err)
+	}
+	return nil
+}
+
+// observe records that the Lease called name has resourceVersion, or,
+// with "", that it was deleted.
+func (l *LeaseLocks) observe(name, resourceVersion string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if resourceVersion == "" {
+		delete(l.seen, name)
+		return
+	}
+	if l.seen == nil {
+		l.seen = make(map[string]leaseSeen)
+	}
+	if l.seen[name].resourceVersion != resourceVersion {
+		l.seen[name] = leaseSeen{resourceVersion: resourceVersion, since: time.Now()}
+	}
+}
+
+// seenSince returns when Run first saw the Lease called name at
+// resourceVersion, or now if it did not.
+func (l *LeaseLocks) seenSince(name, resourceVersion string, now time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s, ok := l.seen[name]; ok && s.resourceVersion == resourceVersion && s.since.Before(now) {
+		return s.since
+	}
+	return now
+}
+
+// check reports a missing required field.
+func (l *LeaseLocks) check() error {
+	if l.Client == nil || l.Namespace == "" || l.Group == "" || l.Identity == "" {
+		return fmt.Errorf("fleet: LeaseLocks needs Client, Namespace, Group and Identity, got namespace %q, group %q and identity %q", l.Namespace, l.Group, l.Identity)
+	}
+	return nil
 }
 
 // Hold implements Locks.
 func (l *LeaseLocks) Hold(ctx context.Context, name string, engage func(held context.Context)) error {
-	if l.Client == nil || l.Namespace == "" || l.Group == "" || l.Identity == "" {
-		return fmt.Errorf("fleet: LeaseLocks needs Client, Namespace, Group and Identity, got namespace %q, group %q and identity %q", l.Namespace, l.Group, l.Identity)
+	if err := l.check(); err != nil {
+		return err
 	}
 	leaseName := fmt.Sprintf("%s-%016x", l.Group, Hash(name))
 	log := klog.FromContext(ctx).WithValues("cluster", name, "lease", leaseName)
@@ -108,8 +187,7 @@ func (l *LeaseLocks) acquire(ctx context.Context, log klog.Logger, leaseName str
 				return true
 			}
 			if cur.ResourceVersion != seenVersion {
-				seenVersion, seenSince = cur.ResourceVersion, sent
-				return false
+				seenVersion, seenSince = cur.ResourceVersion, l.seenSince(leaseName, cur.ResourceVersion, sent)
 			}
 			return sent.Sub(seenSince) >= d
 		})

@@ -25,7 +25,8 @@ import (
 // so that each cluster is engaged by at most one replica at any time,
 // even while replicas apply a new assignment:
 //
-//	locks := &fleet.LeaseLocks{Client: hub, Namespace: "kube-system", Group: "fleet-controller", Identity: hostname}
+//	locks := &fleet.LeaseLocks{Client: hub, Namespace: "kube-system", Group: "fleet-controller-clusters", Identity: hostname}
+//	go locks.Run(ctx)
 //	sharded := fleet.NewSharded(fl, locks)
 //	m, err := membership.New(membership.Config{Client: hub, Namespace: "kube-system", Group: "fleet-controller", Identity: hostname})
 //	m.Follow(sharded)

@@ -69,12 +69,12 @@ func TestFleetShardingTakeover(t *testing.T) {
 			LeaseDuration: leaseDuration, RenewInterval: leaseDuration / 3,
 		})
 		require.NoError(t, err)
-		sharded := fleet.NewSharded(r.fl, &fleet.LeaseLocks{
-			Client: rcs, Namespace: ns, Group: "fleet-clusters", Identity: id, LeaseDuration: leaseDuration,
-		})
+		locks := &fleet.LeaseLocks{Client: rcs, Namespace: ns, Group: "fleet-clusters", Identity: id, LeaseDuration: leaseDuration}
+		sharded := fleet.NewSharded(r.fl, locks)
 		member.Follow(sharded)
 		var runCtx context.Context
 		runCtx, r.stop = context.WithCancel(context.Background())
+		r.done.Go(func() { assert.NoError(t, locks.Run(runCtx)) })
 		r.done.Go(func() { assert.NoError(t, member.Run(runCtx)) })
 		r.done.Go(func() { assert.NoError(t, clusters.Run(runCtx, sharded)) })
 		return r
