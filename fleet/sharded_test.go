@@ -6,9 +6,14 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubetyped/informers/fleet"
 	"github.com/kubetyped/informers/internal/testutil"
@@ -217,4 +222,42 @@ func TestShardedSplitsClustersAmongReplicas(t *testing.T) {
 	require.NoError(t, targets[0].SetShardRanges(ctx, membership.Assign([]string{"a"}, "a")...))
 	eventually(t, func() bool { return len(fleets[0].Clusters()) == len(names) }, "a attaches all")
 	assert.Empty(t, fleets[1].Clusters())
+}
+
+// LeaseLocks hold a Lease named after the group and the cluster's hash
+// while the cluster is engaged and delete it after; without a required
+// field, Hold and Run fail before any request.
+func TestLeaseLocks(t *testing.T) {
+	ctx := waitCtx(t)
+	cs := fake.NewClientset()
+	locks := &fleet.LeaseLocks{Client: cs, Namespace: "ns", Group: "g", Identity: "a", LeaseDuration: 3 * time.Second}
+	name := fmt.Sprintf("g-%016x", fleet.Hash("east"))
+	engaged := false
+	require.NoError(t, locks.Hold(ctx, "east", func(held context.Context) {
+		engaged = true
+		l, err := cs.CoordinationV1().Leases("ns").Get(ctx, name, metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, "a", ptr.Deref(l.Spec.HolderIdentity, ""))
+		assert.Equal(t, "g", l.Labels[fleet.LockGroupLabel])
+		assert.NoError(t, held.Err(), "the lock is held")
+	}))
+	assert.True(t, engaged)
+	_, err := cs.CoordinationV1().Leases("ns").Get(ctx, name, metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the Lease is deleted once released: %v", err)
+
+	for _, tc := range []struct {
+		name  string
+		locks *fleet.LeaseLocks
+	}{
+		{"no client", &fleet.LeaseLocks{Namespace: "ns", Group: "g", Identity: "a"}},
+		{"no namespace", &fleet.LeaseLocks{Client: cs, Group: "g", Identity: "a"}},
+		{"no group", &fleet.LeaseLocks{Client: cs, Namespace: "ns", Identity: "a"}},
+		{"no identity", &fleet.LeaseLocks{Client: cs, Namespace: "ns", Group: "g"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.locks.Hold(ctx, "east", func(context.Context) { t.Error("engaged without a lock") })
+			assert.ErrorContains(t, err, "LeaseLocks needs")
+			assert.ErrorContains(t, tc.locks.Run(ctx), "LeaseLocks needs")
+		})
+	}
 }
