@@ -1045,15 +1045,20 @@ func benchEndToEnd(b *testing.B, env *testenv.Env, s benchE2ESync, count int) {
 
 // benchCPU returns the CPU time this process and env's server have used.
 func benchCPU(b *testing.B, env *testenv.Env) (client, server time.Duration) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
 	server, err := env.ServerCPU()
 	if err != nil {
 		b.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), server
+	return benchProcessCPU(b), server
+}
+
+// benchProcessCPU returns the CPU time this process has used.
+func benchProcessCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchE2ESync is one way to sync a resource in BenchmarkEndToEnd.

@@ -53,7 +53,8 @@ type Fleet struct {
 type member struct {
 	name    string
 	factory *informers.Factory
-	stop    func() bool // stops detaching the cluster when Attach's context ends
+	stop    func() bool   // stops detaching the cluster when Attach's context ends
+	done    chan struct{} // closed once the factory has shut down
 	health  *health
 
 	mu sync.Mutex
@@ -97,24 +98,30 @@ var ErrAttached = errors.New("fleet: cluster already attached")
 // runs until Detach, Shutdown or the end of ctx, which detaches it. Attach
 // does not wait for its caches to sync (see WaitForSync).
 func (fl *Fleet) Attach(ctx context.Context, name string, c Cluster) error {
+	_, err := fl.attach(ctx, name, c)
+	return err
+}
+
+// attach is Attach, returning the attached cluster.
+func (fl *Fleet) attach(ctx context.Context, name string, c Cluster) (*member, error) {
 	if name == "" {
-		return errors.New("fleet: Attach: empty cluster name")
+		return nil, errors.New("fleet: Attach: empty cluster name")
 	}
 	if c.Client == nil && c.RESTConfig == nil && c.Server == nil {
-		return fmt.Errorf("fleet: Attach %q: Cluster sets neither Client, RESTConfig nor Server", name)
+		return nil, fmt.Errorf("fleet: Attach %q: Cluster sets neither Client, RESTConfig nor Server", name)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("fleet: Attach %q: %w", name, err)
+		return nil, fmt.Errorf("fleet: Attach %q: %w", name, err)
 	}
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
 	if fl.stopped {
-		return fmt.Errorf("fleet: Attach %q: %w", name, informers.ErrStopped)
+		return nil, fmt.Errorf("fleet: Attach %q: %w", name, informers.ErrStopped)
 	}
 	if _, ok := fl.clusters[name]; ok {
-		return fmt.Errorf("%w: %q", ErrAttached, name)
+		return nil, fmt.Errorf("%w: %q", ErrAttached, name)
 	}
-	m := &member{name: name, health: newHealth(name)}
+	m := &member{name: name, health: newHealth(name), done: make(chan struct{})}
 	opts := fl.opts.Factory
 	opts.RESTConfig, opts.Server, opts.Decoders = c.RESTConfig, c.Server, &fl.decoders
 	opts.OnError = m.health.observe(fl.opts.Factory.OnError)
@@ -128,7 +135,7 @@ func (fl *Fleet) Attach(ctx context.Context, name string, c Cluster) error {
 	}
 	m.factory.Start(context.WithoutCancel(ctx))
 	m.stop = context.AfterFunc(ctx, func() { _ = fl.detach(ctx, m) })
-	return nil
+	return m, nil
 }
 
 // Detach removes the cluster called name: its informers stop, its
@@ -159,10 +166,26 @@ func (fl *Fleet) detach(ctx context.Context, m *member) error {
 		inf.detach(m.name)
 	}
 	fl.mu.Unlock()
+	defer close(m.done)
 	if err := m.factory.Shutdown(ctx); err != nil {
 		return fmt.Errorf("fleet: cluster %q: %w", m.name, err)
 	}
 	return nil
+}
+
+// detachWait detaches m and waits until its factory has shut down, by
+// this call or by another detaching it meanwhile, or until ctx ends.
+func (fl *Fleet) detachWait(ctx context.Context, m *member) error {
+	m.stop()
+	if err := fl.detach(ctx, m); err != nil {
+		return err
+	}
+	select {
+	case <-m.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("fleet: detaching cluster %q: %w", m.name, ctx.Err())
+	}
 }
 
 // Clusters returns the names of the attached clusters, sorted.

@@ -16,7 +16,6 @@ import (
 	"github.com/kubetyped/informers/fleet"
 	"github.com/kubetyped/informers/informerstest"
 	"github.com/kubetyped/informers/internal/testutil"
-	"github.com/kubetyped/informers/membership"
 )
 
 func TestStaticAttachesUntilItsContextEnds(t *testing.T) {
@@ -123,60 +122,4 @@ func TestSecretsAttachAndDetachAsTheyComeAndGo(t *testing.T) {
 	stop()
 	require.NoError(t, <-done)
 	eventually(t, func() bool { return len(fl.Clusters()) == 0 }, "detached when Run's context ended")
-}
-
-// TestShardedSplitsClustersAmongReplicas runs three replicas, each a
-// fleet behind a Sharded target, given the ranges membership assigns: each
-// cluster is attached by exactly one replica, before and after one of
-// them is lost.
-func TestShardedSplitsClustersAmongReplicas(t *testing.T) {
-	testutil.NoLeaks(t)
-	ctx := waitCtx(t)
-	clusters := fleet.Static{}
-	for n := range 30 {
-		clusters[fmt.Sprintf("cluster-%02d", n)] = newTestCluster(t).cluster()
-	}
-	replicas := []string{"a", "b", "c"}
-	fleets := make([]*fleet.Fleet, len(replicas))
-	targets := make([]*fleet.Sharded, len(replicas))
-	for n := range replicas {
-		fleets[n] = newFleet(t)
-		targets[n] = fleet.NewSharded(fleets[n])
-		for name, c := range clusters {
-			require.NoError(t, targets[n].Attach(ctx, name, c))
-		}
-	}
-	engagedOnce := func(live []int) {
-		t.Helper()
-		count := map[string]int{}
-		for _, n := range live {
-			for _, name := range fleets[n].Clusters() {
-				count[name]++
-			}
-		}
-		for name := range clusters {
-			assert.Equal(t, 1, count[name], "cluster %s engaged %d times", name, count[name])
-		}
-	}
-	assign := func(live []int) {
-		members := make([]string, len(live))
-		for i, n := range live {
-			members[i] = replicas[n]
-		}
-		for _, n := range live {
-			require.NoError(t, targets[n].SetShardRanges(ctx, membership.Assign(members, replicas[n])...))
-		}
-	}
-	assert.Empty(t, fleets[0].Clusters(), "attached before any range")
-	assign([]int{0, 1, 2})
-	engagedOnce([]int{0, 1, 2})
-	for n := range replicas {
-		assert.NotEmpty(t, fleets[n].Clusters(), "replica %s engages nothing", replicas[n])
-	}
-	require.NoError(t, fleets[2].Shutdown(ctx)) // replica c is lost
-	assign([]int{0, 1})
-	engagedOnce([]int{0, 1})
-	require.NoError(t, targets[0].Detach(ctx, "cluster-00"))
-	require.NoError(t, targets[1].Detach(ctx, "cluster-00"))
-	assert.NotContains(t, append(fleets[0].Clusters(), fleets[1].Clusters()...), "cluster-00")
 }

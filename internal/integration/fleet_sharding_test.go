@@ -20,14 +20,15 @@ import (
 	"github.com/kubetyped/informers/membership"
 )
 
-// Three replicas, each a fleet behind a fleet.Sharded target followed by
-// a membership.Member, split nine clusters (names for one real control
-// plane, which also holds the Leases): each cluster is engaged by exactly
-// one replica, and when one replica stops renewing its Lease, the two
-// others engage its clusters within the lease duration plus 5 seconds.
-// Meanwhile, as package membership says of ranges, a cluster moving
-// between two live replicas may be engaged by both for a moment: the test
-// logs how long.
+// Three replicas, each a fleet behind a fleet.Sharded target with
+// fleet.LeaseLocks, followed by a membership.Member, split nine clusters
+// (names for one real control plane, which also holds the Leases). A
+// sampler checks, all along, that no cluster is engaged by two replicas at
+// once: while a fourth replica joins and leaves cleanly, clusters move
+// between live replicas; then one replica stops renewing its Leases and
+// the others engage its clusters within the lease duration plus 5
+// seconds. Once each change has settled, each cluster is engaged by
+// exactly one replica.
 func TestFleetShardingTakeover(t *testing.T) {
 	testutil.NoLeaks(t)
 	env := testenv.Shared(t)
@@ -41,54 +42,74 @@ func TestFleetShardingTakeover(t *testing.T) {
 
 	const leaseDuration = 3 * time.Second
 	type replica struct {
-		cut    *leaseCut
-		fl     *fleet.Fleet
-		member *membership.Member
+		cut  *leaseCut
+		fl   *fleet.Fleet
+		stop context.CancelFunc
+		done sync.WaitGroup
 	}
-	runCtx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	replicas := make([]*replica, 3)
+	var replicas []*replica
 	t.Cleanup(func() {
-		stop()
-		wg.Wait()
 		for _, r := range replicas {
+			r.stop()
+			r.done.Wait()
 			require.NoError(t, r.fl.Shutdown(context.Background()))
 		}
 	})
-	for i := range replicas {
+	start := func(i int) *replica {
 		r := &replica{cut: &leaseCut{}, fl: fleet.New(fleet.Options{Factory: informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff}})}
+		replicas = append(replicas, r)
 		fleet.Informer[*corev1.ConfigMap](r.fl)
 		cfg := env.Config()
 		cfg.WrapTransport = r.cut.wrap
 		rcs, err := kubernetes.NewForConfig(cfg)
 		require.NoError(t, err)
-		r.member, err = membership.New(membership.Config{
-			Client: rcs, Namespace: ns, Group: "fleet", Identity: fmt.Sprintf("replica-%d", i),
+		id := fmt.Sprintf("replica-%d", i)
+		member, err := membership.New(membership.Config{
+			Client: rcs, Namespace: ns, Group: "fleet", Identity: id,
 			LeaseDuration: leaseDuration, RenewInterval: leaseDuration / 3,
 		})
 		require.NoError(t, err)
-		sharded := fleet.NewSharded(r.fl)
-		r.member.Follow(sharded)
-		wg.Go(func() { assert.NoError(t, r.member.Run(runCtx)) })
-		wg.Go(func() { assert.NoError(t, clusters.Run(runCtx, sharded)) })
-		replicas[i] = r
+		locks := &fleet.LeaseLocks{Client: rcs, Namespace: ns, Group: "fleet-clusters", Identity: id, LeaseDuration: leaseDuration}
+		sharded := fleet.NewSharded(r.fl, locks)
+		member.Follow(sharded)
+		var runCtx context.Context
+		runCtx, r.stop = context.WithCancel(context.Background())
+		r.done.Go(func() { assert.NoError(t, locks.Run(runCtx)) })
+		r.done.Go(func() { assert.NoError(t, member.Run(runCtx)) })
+		r.done.Go(func() { assert.NoError(t, clusters.Run(runCtx, sharded)) })
+		return r
 	}
 
-	// engaged counts each cluster's replicas.
+	// engaged samples each cluster's replicas: a cluster counts as engaged
+	// twice only if two replicas show it in two passes over the replicas
+	// in turn, since a cluster handed over between the reads of one pass
+	// shows in both without being engaged by both at once.
 	engaged := func(live []*replica) (twice []string, none []string) {
-		count := map[string]int{}
-		for _, r := range live {
-			for _, c := range r.fl.Clusters() {
-				count[c]++
+		var passes [2][]map[string]bool
+		for p := range passes {
+			for _, r := range live {
+				in := map[string]bool{}
+				for _, c := range r.fl.Clusters() {
+					in[c] = true
+				}
+				passes[p] = append(passes[p], in)
 			}
 		}
 		for c := range clusters {
-			switch count[c] {
-			case 0:
-				none = append(none, c)
-			case 1:
-			default:
+			both, seen := 0, 0
+			for n := range live {
+				if passes[0][n][c] && passes[1][n][c] {
+					both++
+				}
+				if passes[0][n][c] || passes[1][n][c] {
+					seen++
+				}
+			}
+			if both > 1 {
 				twice = append(twice, c)
+			}
+			if seen == 0 {
+				none = append(none, c)
 			}
 		}
 		slices.Sort(twice)
@@ -101,19 +122,25 @@ func TestFleetShardingTakeover(t *testing.T) {
 			return len(twice) == 0 && len(none) == 0, fmt.Sprintf("engaged twice %v, by none %v", twice, none)
 		}
 	}
+	for i := range 3 {
+		start(i)
+	}
 	ok, msg := pollUntil(time.Minute, exactlyOnce(replicas...))
 	require.True(t, ok, "three replicas: %s", msg)
 	for i, r := range replicas {
 		t.Logf("replica-%d engages %v", i, r.fl.Clusters())
 	}
 
-	// Sample all along: how long a cluster is engaged twice.
+	// Sample all along, every replica that ever ran.
 	sampleCtx, stopSampling := context.WithCancel(ctx)
-	var samples, doubleSamples int
+	var samples, noneSamples int
+	var doubles []string
 	sampled := make(chan struct{})
+	fourth := start(3) // joins while sampled
+	all := slices.Clone(replicas)
 	go func() {
 		defer close(sampled)
-		tick := time.NewTicker(20 * time.Millisecond)
+		tick := time.NewTicker(5 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {
@@ -122,20 +149,35 @@ func TestFleetShardingTakeover(t *testing.T) {
 			case <-tick.C:
 			}
 			samples++
-			if twice, _ := engaged(replicas); len(twice) > 0 {
-				doubleSamples++
+			twice, none := engaged(all)
+			doubles = append(doubles, twice...)
+			if len(none) > 0 {
+				noneSamples++
 			}
 		}
 	}()
-	replicas[2].cut.cut.Store(true) // replica-2 stops renewing
+
+	ok, msg = pollUntil(time.Minute, func() (bool, string) {
+		ok, msg := exactlyOnce(replicas...)()
+		return ok && len(fourth.fl.Clusters()) > 0, msg
+	})
+	require.True(t, ok, "a fourth replica joined: %s", msg)
+	fourth.stop() // it leaves cleanly, deleting its Leases
+	fourth.done.Wait()
+	ok, msg = pollUntil(time.Minute, exactlyOnce(replicas[:3]...))
+	require.True(t, ok, "the fourth replica left: %s", msg)
+	assert.Empty(t, fourth.fl.Clusters(), "the replica that left keeps clusters")
+
+	replicas[2].cut.cut.Store(true) // replica-2 stops renewing its Leases
 	cut := time.Now()
 	ok, msg = pollUntil(leaseDuration+20*time.Second, exactlyOnce(replicas[:2]...))
 	took := time.Since(cut)
 	stopSampling()
 	<-sampled
 	require.True(t, ok, "two replicas: %s", msg)
-	t.Logf("takeover %v after replica-2 stopped renewing (lease duration %v); a cluster engaged twice in %d of %d samples 20 ms apart",
-		took.Round(time.Millisecond), leaseDuration, doubleSamples, samples)
+	t.Logf("takeover %v after replica-2 stopped renewing (lease duration %v); %d samples 5 ms apart, %d with a cluster engaged by none (a hand-over under way)",
+		took.Round(time.Millisecond), leaseDuration, samples, noneSamples)
+	assert.Empty(t, doubles, "clusters engaged by two replicas at once")
 	assert.Less(t, took, leaseDuration+5*time.Second, "the takeover bound")
 	assert.Empty(t, replicas[2].fl.Clusters(), "the replica that cannot renew keeps clusters")
 }
