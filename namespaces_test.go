@@ -408,6 +408,28 @@ func TestNamespaceSelectorWaitForVersion(t *testing.T) {
 	assert.Zero(t, inf.Lister().Len())
 }
 
+// With a watch per namespace, the informer's version is the lowest of the
+// namespaces' watches: a write to an unselected namespace is reached once
+// every watched namespace has moved past it, with the server's bookmarks.
+func TestNamespaceSelectorWaitForVersionPerNamespace(t *testing.T) {
+	c := newNamespaceCluster()
+	c.label(t, "a1", "a")
+	c.label(t, "a2", "a")
+	c.label(t, "b1", "b")
+	inf, _ := startNamespaceSelected(t, c, informers.Options[*corev1.Pod]{NamespaceMode: informers.NamespaceModePerNamespace})
+	rv, err := c.pods.Add(pod("b1", "unselected", nil))
+	require.NoError(t, err)
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	assert.Error(t, inf.WaitForVersion(short, rv), "no watched namespace has seen that version yet")
+	require.Eventually(t, func() bool { return c.pods.Watchers() == 2 }, 10*time.Second, time.Millisecond)
+	c.pods.Bookmark()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, inf.WaitForVersion(ctx, rv))
+	assert.Zero(t, inf.Lister().Len())
+}
+
 // An informer whose namespaces cannot be read does not sync, and says why
 // at once.
 func TestNamespaceSelectorNamespacesForbidden(t *testing.T) {
