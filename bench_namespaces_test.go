@@ -73,12 +73,14 @@ func (nb *namespaceBench) factory() *informers.Factory {
 
 // BenchmarkNamespaceSelector compares, on 1 000 namespaces of 100 config
 // maps each with one namespace in ten selected, an informer with
-// NamespaceSelector (impl=informers) and what operators do today: a
-// cluster-wide informer whose handler filters events with a predicate on
-// the namespace's labels (impl=predicate). Each reports retained-MB, the
-// heap its cache keeps after the sync, and the objects cached. enter
-// measures, per op, the time from labelling a namespace of 1 000 config
-// maps team=a to the last of their adds delivered to a handler.
+// NamespaceSelector (impl=informers, which NamespaceModeAuto makes watch
+// each namespace; impl=informers-clusterwide, one cluster-wide watch) and
+// what operators do today: a cluster-wide informer whose handler filters
+// events with a predicate on the namespace's labels (impl=predicate).
+// Each reports retained-MB, the heap its cache keeps after the sync, and
+// the objects cached. enter measures, per op and in each mode, the time
+// from labelling a namespace of 1 000 config maps team=a to the last of
+// their adds delivered to a handler.
 func BenchmarkNamespaceSelector(b *testing.B) {
 	const namespaces, perNamespace = 1000, 100
 	nb := newNamespaceBench(b, namespaces, perNamespace)
@@ -88,7 +90,7 @@ func BenchmarkNamespaceSelector(b *testing.B) {
 			selected[ns.Name] = true
 		}
 	}
-	for _, impl := range []string{"informers", "predicate"} {
+	for _, impl := range []string{"informers", "informers-clusterwide", "predicate"} {
 		b.Run(fmt.Sprintf("namespaces=%d/configmaps=%d/selected=10%%/impl=%s", namespaces, namespaces*perNamespace, impl), func(b *testing.B) {
 			var retainedSum float64
 			var cached int
@@ -98,8 +100,11 @@ func BenchmarkNamespaceSelector(b *testing.B) {
 				b.StartTimer()
 				f := nb.factory()
 				opts := informers.Options[*corev1.ConfigMap]{}
-				if impl == "informers" {
+				switch impl {
+				case "informers":
 					opts.NamespaceSelector = "team=a"
+				case "informers-clusterwide":
+					opts.NamespaceSelector, opts.NamespaceMode = "team=a", informers.NamespaceModeClusterWide
 				}
 				inf := informers.InformerWith(f, opts)
 				var delivered atomic.Int64
@@ -134,52 +139,58 @@ func BenchmarkNamespaceSelector(b *testing.B) {
 	for i := range 1000 {
 		mustWrite(b)(nb.configMaps.Add(benchConfigMap(entering, fmt.Sprintf("cm-%04d", i))))
 	}
-	b.Run("enter/objects=1000", func(b *testing.B) {
-		f := nb.factory()
-		inf := informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{NamespaceSelector: "team=a"})
-		var adds, deletes atomic.Int64
-		if _, err := inf.AddHandler(informers.HandlerFuncs[*corev1.ConfigMap]{
-			OnAdd: func(cm *corev1.ConfigMap, _ bool) {
-				if cm.Namespace == entering {
-					adds.Add(1)
-				}
-			},
-			OnDelete: func(d informers.Deleted[*corev1.ConfigMap]) {
-				if d.Key.Namespace == entering {
-					deletes.Add(1)
-				}
-			},
-		}); err != nil {
-			b.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logr.Discard()))
-		defer func() {
-			cancel()
-			_ = f.Shutdown(context.Background())
-		}()
-		f.Start(ctx)
-		if err := f.WaitForSync(ctx); err != nil {
-			b.Fatal(err)
-		}
-		wait := func(n *atomic.Int64, want int64) {
-			wctx, wcancel := context.WithTimeout(ctx, time.Minute)
-			defer wcancel()
-			if err := bf.PollUntil(wctx, func() bool { return n.Load() == want }); err != nil {
-				b.Fatalf("%d of %d events: %v", n.Load(), want, err)
+	for _, mode := range []informers.NamespaceMode{informers.NamespaceModePerNamespace, informers.NamespaceModeClusterWide} {
+		b.Run(fmt.Sprintf("enter/mode=%v/objects=1000", mode), func(b *testing.B) { benchmarkEnter(b, nb, entering, mode) })
+	}
+}
+
+// benchmarkEnter measures, per op, the time from labelling namespace
+// entering team=a to the last of its 1 000 adds delivered, in mode.
+func benchmarkEnter(b *testing.B, nb *namespaceBench, entering string, mode informers.NamespaceMode) {
+	f := nb.factory()
+	inf := informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{NamespaceSelector: "team=a", NamespaceMode: mode})
+	var adds, deletes atomic.Int64
+	if _, err := inf.AddHandler(informers.HandlerFuncs[*corev1.ConfigMap]{
+		OnAdd: func(cm *corev1.ConfigMap, _ bool) {
+			if cm.Namespace == entering {
+				adds.Add(1)
 			}
+		},
+		OnDelete: func(d informers.Deleted[*corev1.ConfigMap]) {
+			if d.Key.Namespace == entering {
+				deletes.Add(1)
+			}
+		},
+	}); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logr.Discard()))
+	defer func() {
+		cancel()
+		_ = f.Shutdown(context.Background())
+	}()
+	f.Start(ctx)
+	if err := f.WaitForSync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	wait := func(n *atomic.Int64, want int64) {
+		wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+		defer wcancel()
+		if err := bf.PollUntil(wctx, func() bool { return n.Load() == want }); err != nil {
+			b.Fatalf("%d of %d events: %v", n.Load(), want, err)
 		}
-		label := func(team string) {
-			mustWrite(b)(nb.namespaces.Update(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: entering, Labels: map[string]string{"team": team}}}))
-		}
-		var round int64
-		for b.Loop() {
-			round++
-			label("a")
-			wait(&adds, 1000*round)
-			b.StopTimer()
-			label("b")
-			wait(&deletes, 1000*round)
-			b.StartTimer()
-		}
-	})
+	}
+	label := func(team string) {
+		mustWrite(b)(nb.namespaces.Update(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: entering, Labels: map[string]string{"team": team}}}))
+	}
+	var round int64
+	for b.Loop() {
+		round++
+		label("a")
+		wait(&adds, 1000*round)
+		b.StopTimer()
+		label("b")
+		wait(&deletes, 1000*round)
+		b.StartTimer()
+	}
 }

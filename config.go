@@ -32,6 +32,7 @@ type config[T Object] struct {
 	// through a Factory; NewInformer's namespace is its ListWatch's.
 	namespaceKnown bool
 	shard          *shard.Shard // canonical; nil if not sharded
+	namespaceMode  NamespaceMode
 	transform      TransformFunc[T]
 	indexers       map[string]IndexFunc[T]
 	resync         time.Duration
@@ -77,6 +78,7 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 		pageSize:        cmp.Or(o.PageSize, f.PageSize),
 		metrics:         cmp.Or(o.Metrics, f.Metrics),
 		staleness:       cmp.Or(o.Staleness, f.Staleness),
+		namespaceMode:   cmp.Or(o.NamespaceMode, f.NamespaceMode),
 	}
 	if c.onError == nil {
 		c.onError = f.OnError
@@ -98,6 +100,9 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 		}
 		s := o.Shard.Canonical()
 		c.shard = &s
+	}
+	if err := c.checkNamespaceMode(); err != nil {
+		return config[T]{}, err
 	}
 	return c, nil
 }

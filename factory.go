@@ -45,7 +45,8 @@ type informerKey struct {
 	shape apiclient.Shape
 	gvr   schema.GroupVersionResource
 	selection
-	shard string // the shard's field and selector; "" if not sharded
+	namespaceMode NamespaceMode
+	shard         string // the shard's field and selector; "" if not sharded
 }
 
 // factoryEntry holds one informer with its type erased.
@@ -148,6 +149,9 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 		return nil, err
 	}
 	key := informerKey{shape: target.Shape, gvr: target.GVR, selection: c.sel, shard: shardKey(c.shard)}
+	if c.sel.namespaces != "" {
+		key.namespaceMode = c.namespaceMode
+	}
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -169,6 +173,15 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	}
 	if namespaces != nil {
 		inf.namespaces = newNamespaceScope(c.filter.namespaces, c.sel.namespace, namespaces)
+		inf.newNamespaceRefl = namespaceReflectors(c, func(ns string) (*ListWatch[T, List], error) {
+			funcs, err := apiclient.ListWatch[T](f.api, target, ns, c.decoding)
+			if err != nil {
+				return nil, err
+			}
+			lw := NewListWatch[T](funcs.List, funcs.Watch)
+			lw.Tweak, lw.DisableWatchList = f.opts.Tweak, funcs.DisableWatchList
+			return lw, nil
+		})
 	}
 	e := &factoryEntry{inf: inf, goType: reflect.TypeFor[T](), done: make(chan struct{})}
 	if o.Transform != nil {

@@ -34,6 +34,9 @@ type SharedInformer[T Object] struct {
 	reader  *reader[T]
 	writer  *writer[T]
 	newRefl func(reflector.Sink[T], klog.Logger, func(reflector.Op, error), func(reflector.Op), reflector.Observer) runner
+	// newNamespaceRefl makes the reflector of one namespace, for
+	// NamespaceModePerNamespace; nil without Options.NamespaceSelector.
+	newNamespaceRefl func(string, reflector.Sink[T], namespaceReflectorConfig, namespaceCallbacks) (runner, error)
 	// metrics is set by Run when Options.Metrics is.
 	metrics  InformerMetrics
 	runStart atomic.Int64 // when Run began, in Unix nanoseconds
@@ -120,17 +123,10 @@ func newInformer[T Object, L List](lw *ListWatch[T, L], c config[T]) (*SharedInf
 	narrowed := *lw
 	narrowed.Tweak = c.sel.narrow(i.shard.narrow(lw.Tweak))
 	i.newRefl = func(sink reflector.Sink[T], log klog.Logger, onErr func(reflector.Op, error), onOK func(reflector.Op), obs reflector.Observer) runner {
-		return reflector.New[T, L](reflector.Config[L]{
-			Description:     c.desc,
+		return newReflector(c, &narrowed, reflector.Config[L]{
 			List:            observeShardLists(i.shard, narrowed.List),
-			Watch:           narrowed.Watch,
 			WatchList:       !lw.DisableWatchList && i.shard == nil && i.namespaces == nil, // lists tell who filters a shard
 			ResourceVersion: cmp.Or(i.shard.resumeVersion(), i.namespaces.resumeVersion()),
-			PageSize:        c.pageSize,
-			Backoff:         c.backoff,
-			MinWatchTimeout: c.minWatchTimeout,
-			NotServedRetry:  notServedRetry(c.waitForResource),
-			ListLimiter:     c.listLimiter,
 			OnError:         onErr,
 			OnSuccess:       onOK,
 			Observer:        obs,
@@ -148,6 +144,23 @@ func newInformer[T Object, L List](lw *ListWatch[T, L], c config[T]) (*SharedInf
 	}
 	i.staleness = newStalenessMonitor(c.staleness)
 	return i, nil
+}
+
+// newReflector returns a reflector over lw, with the tuning of c and what
+// rc sets already: its list function, whether it streams, the version it
+// resumes from, its callbacks and the Version it publishes to.
+func newReflector[T Object, L List](c config[T], lw *ListWatch[T, L], rc reflector.Config[L], sink reflector.Sink[T]) runner {
+	rc.Description = c.desc
+	if rc.List == nil {
+		rc.List = lw.List
+	}
+	rc.Watch = lw.Watch
+	rc.PageSize = c.pageSize
+	rc.Backoff = c.backoff
+	rc.MinWatchTimeout = c.minWatchTimeout
+	rc.NotServedRetry = notServedRetry(c.waitForResource)
+	rc.ListLimiter = c.listLimiter
+	return reflector.New[T, L](rc, sink)
 }
 
 // resourcePoll is how often an informer asks again for a resource the
@@ -241,10 +254,10 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 	monitorDone := i.startStalenessMonitor(ctx)
 	if i.namespaces != nil {
 		runNamespaceScoped(ctx, i, func(sink reflector.Sink[T]) runner {
-			refl := i.newRefl(sink, log, i.requestFailed, i.requestSucceeded, obs)
+			refl := i.newRefl(sink, log, i.namespaces.clusterWideFailed(i.cfg.namespaceMode, i.requestFailed), i.requestSucceeded, obs)
 			i.setStarted(refl)
 			return refl
-		})
+		}, namespaceReflectorConfig{log: log, obs: obs})
 	} else if i.shard != nil {
 		runShards(ctx, i.shard, i.writer, func(sink reflector.Sink[T]) runner {
 			refl := i.newRefl(sink, log, i.requestFailed, i.requestSucceeded, obs)
@@ -505,11 +518,16 @@ func (i *SharedInformer[T]) requestFailed(op reflector.Op, err error) {
 	// Report first, so that OnError has seen the error by the time
 	// WaitForSync returns it.
 	i.report(err)
+	i.setLastError(err)
+}
+
+// setLastError sets the error LastError returns and wakes WaitForSync.
+func (i *SharedInformer[T]) setLastError(err error) {
 	i.mu.Lock()
+	defer i.mu.Unlock()
 	i.lastErr = err
 	close(i.errChanged)
 	i.errChanged = make(chan struct{})
-	i.mu.Unlock()
 }
 
 func (i *SharedInformer[T]) requestSucceeded(reflector.Op) {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
@@ -25,6 +27,8 @@ type namespaceScope struct {
 	only     string // the informer's namespace, if it has one: nothing else is selected
 	source   *SharedInformer[*corev1.Namespace]
 	changed  chan struct{} // signalled when a Namespace object changes
+	refused  chan struct{} // signalled when a cluster-wide list is refused (403)
+	mode     atomic.Int32  // the NamespaceMode in use; Auto until chosen
 
 	mu sync.Mutex
 	// applied is the set of namespaces whose objects the cache holds, as
@@ -35,7 +39,7 @@ type namespaceScope struct {
 }
 
 func newNamespaceScope(selector labels.Selector, only string, source *SharedInformer[*corev1.Namespace]) *namespaceScope {
-	return &namespaceScope{selector: selector, only: only, source: source, changed: make(chan struct{}, 1)}
+	return &namespaceScope{selector: selector, only: only, source: source, changed: make(chan struct{}, 1), refused: make(chan struct{}, 1)}
 }
 
 // wanted returns the namespaces the selector selects now, as the
@@ -85,10 +89,30 @@ func (ns *namespaceScope) resumeVersion() string {
 }
 
 // poke signals that the selection may have changed.
-func (ns *namespaceScope) poke() {
+func (ns *namespaceScope) poke() { signal(ns.changed) }
+
+// signal sends on ch, a channel of one, unless a signal is pending
+// already: the receiver reads the latest state.
+func signal(ch chan struct{}) {
 	select {
-	case ns.changed <- struct{}{}:
-	default: // a change is pending already; the run loop reads the latest
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// clusterWideFailed returns onErr, which, with NamespaceModeAuto, takes a
+// list refused with 403 Forbidden as the signal to turn to a watch per
+// namespace rather than as the informer's error.
+func (ns *namespaceScope) clusterWideFailed(mode NamespaceMode, onErr func(reflector.Op, error)) func(reflector.Op, error) {
+	if ns == nil || mode != NamespaceModeAuto {
+		return onErr
+	}
+	return func(op reflector.Op, err error) {
+		if op == reflector.OpList && apierrors.IsForbidden(err) {
+			signal(ns.refused)
+			return
+		}
+		onErr(op, err)
 	}
 }
 
@@ -103,7 +127,11 @@ const namespaceRetry = time.Second
 // running reflector stops and the next one lists from its version, as a
 // sharded informer does. start makes and publishes the reflector of a
 // sink.
-func runNamespaceScoped[T Object](ctx context.Context, i *SharedInformer[T], start func(reflector.Sink[T]) runner) {
+//
+// With NamespaceModePerNamespace, as forced or as NamespaceModeAuto
+// chooses, it runs one reflector per selected namespace instead (see
+// namespaceWatches), which newWatch makes.
+func runNamespaceScoped[T Object](ctx context.Context, i *SharedInformer[T], start func(reflector.Sink[T]) runner, newWatch namespaceReflectorConfig) {
 	ns, st := i.namespaces, i.shard
 	reg, err := ns.source.AddHandler(HandlerFuncs[*corev1.Namespace]{
 		OnAdd:    func(*corev1.Namespace, bool) { ns.poke() },
@@ -132,11 +160,21 @@ func runNamespaceScoped[T Object](ctx context.Context, i *SharedInformer[T], sta
 		st.log = klog.FromContext(ctx)
 		st.mu.Unlock()
 	}
+	mode := i.cfg.namespaceMode
+	if mode == NamespaceModeAuto {
+		mode = autoMode(len(ns.wanted()), ns.source.Lister().Len(), ns.only != "", st != nil)
+	}
+	if mode == NamespaceModePerNamespace {
+		runNamespaceWatches(ctx, i, newWatch)
+		return
+	}
+	ns.mode.Store(int32(NamespaceModeClusterWide))
 	var shardChanged chan struct{}
 	if st != nil {
 		shardChanged = st.changed
 	}
-	for ctx.Err() == nil {
+	refused := false // a cluster-wide list was refused: watch each namespace instead
+	for ctx.Err() == nil && !refused {
 		select {
 		case <-ns.changed: // read below
 		default:
@@ -161,12 +199,19 @@ func runNamespaceScoped[T Object](ctx context.Context, i *SharedInformer[T], sta
 					restart = true
 				case <-ns.changed:
 					restart = !maps.Equal(ns.wanted(), sink.want)
+				case <-ns.refused:
+					refused = i.cfg.namespaceMode == NamespaceModeAuto
+					restart = refused
 				}
 			}
 		})
 		ns.mu.Lock()
 		ns.resume = resume
 		ns.mu.Unlock()
+	}
+	if refused {
+		klog.FromContext(ctx).Info("Cluster-wide list refused (403); watching each selected namespace", "namespaceSelector", ns.selector.String())
+		runNamespaceWatches(ctx, i, newWatch)
 	}
 }
 
@@ -288,7 +333,7 @@ var namespacesResource = corev1.SchemeGroupVersion.WithResource("namespaces")
 // the Namespace informer's, which it needs.
 func factoryDefaultsFor(f FactoryOptions, resource schema.GroupVersionResource) FactoryOptions {
 	if resource == namespacesResource {
-		f.NamespaceSelector = ""
+		f.NamespaceSelector, f.NamespaceMode = "", NamespaceModeAuto
 	}
 	return f
 }

@@ -14,7 +14,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/informerstest"
@@ -190,18 +193,28 @@ func requireConverges(t testing.TB, c *namespaceCluster, inf *informers.SharedIn
 // deleted on the server ends in plain deletes, and a Tracker does not wait
 // for a write to an unselected namespace.
 func TestNamespaceSelectorEnterAndLeave(t *testing.T) {
+	for _, mode := range []informers.NamespaceMode{informers.NamespaceModeClusterWide, informers.NamespaceModePerNamespace} {
+		t.Run(mode.String(), func(t *testing.T) { namespaceSelectorEnterAndLeave(t, mode) })
+	}
+}
+
+func namespaceSelectorEnterAndLeave(t *testing.T, mode informers.NamespaceMode) {
 	c := newNamespaceCluster()
 	c.label(t, "a1", "a")
 	c.label(t, "b1", "b")
 	mustAdd(t, c.pods, pod("a1", "p", nil), pod("b1", "p", nil), pod("b1", "q", nil))
-	inf, m := startNamespaceSelected(t, c, informers.Options[*corev1.Pod]{})
+	inf, m := startNamespaceSelected(t, c, informers.Options[*corev1.Pod]{NamespaceMode: mode})
 	assert.Equal(t, map[types.NamespacedName]string{{Namespace: "a1", Name: "p"}: "1"}, versions(inf.Lister().List(nil)))
+	assert.Equal(t, mode, inf.NamespaceMode())
 
 	c.label(t, "b1", "a")
 	requireConverges(t, c, inf, m, "b1 entered")
 	_, errs := m.view()
 	require.Empty(t, errs)
 	assert.Equal(t, 2, m.entering, "the pods of b1 arrive as adds, not initial")
+	if mode == informers.NamespaceModePerNamespace {
+		assert.Eventually(t, func() bool { return c.pods.Watchers() == 2 }, 10*time.Second, time.Millisecond, "a watch for a1, one for b1")
+	}
 
 	c.label(t, "a1", "")
 	requireConverges(t, c, inf, m, "a1 left")
@@ -238,6 +251,20 @@ func TestNamespaceSelectorModel(t *testing.T) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	steps := 0
+	for _, mode := range []informers.NamespaceMode{informers.NamespaceModeClusterWide, informers.NamespaceModePerNamespace} {
+		t.Run(mode.String(), func(t *testing.T) {
+			steps += namespaceSelectorModel(t, seed, mode)
+		})
+	}
+	t.Logf("%d steps", steps)
+}
+
+// namespaceSelectorModel runs the sequences of TestNamespaceSelectorModel
+// in mode and returns the number of steps run. A watch per namespace
+// does not combine with a shard: that sequence runs with a label selector
+// instead.
+func namespaceSelectorModel(t *testing.T, seed int64, mode informers.NamespaceMode) int {
+	steps := 0
 	for n := range 8 {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(seed), uint64(n)))
@@ -246,9 +273,13 @@ func TestNamespaceSelectorModel(t *testing.T) {
 			for _, ns := range namespaces {
 				c.label(t, ns, []string{"a", "b"}[rng.IntN(2)])
 			}
-			opts := informers.Options[*corev1.Pod]{}
+			opts := informers.Options[*corev1.Pod]{NamespaceMode: mode}
 			switch n % 4 {
 			case 1:
+				if mode == informers.NamespaceModePerNamespace {
+					opts.LabelSelector = "!unselected"
+					break
+				}
 				s := shard.Of(shard.ByNamespace, 0, 2)
 				opts.Shard = &s
 			case 2:
@@ -257,6 +288,7 @@ func TestNamespaceSelectorModel(t *testing.T) {
 				opts.Intern = true
 			}
 			inf, m := startNamespaceSelected(t, c, opts)
+			require.Equal(t, mode, inf.NamespaceMode())
 			want := c.selected
 			if opts.Shard != nil {
 				want = func() map[types.NamespacedName]string {
@@ -340,7 +372,7 @@ func TestNamespaceSelectorModel(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d steps", steps)
+	return steps
 }
 
 func TestNamespaceSelectorInFactory(t *testing.T) {
@@ -376,6 +408,28 @@ func TestNamespaceSelectorWaitForVersion(t *testing.T) {
 	assert.Zero(t, inf.Lister().Len())
 }
 
+// With a watch per namespace, the informer's version is the lowest of the
+// namespaces' watches: a write to an unselected namespace is reached once
+// every watched namespace has moved past it, with the server's bookmarks.
+func TestNamespaceSelectorWaitForVersionPerNamespace(t *testing.T) {
+	c := newNamespaceCluster()
+	c.label(t, "a1", "a")
+	c.label(t, "a2", "a")
+	c.label(t, "b1", "b")
+	inf, _ := startNamespaceSelected(t, c, informers.Options[*corev1.Pod]{NamespaceMode: informers.NamespaceModePerNamespace})
+	rv, err := c.pods.Add(pod("b1", "unselected", nil))
+	require.NoError(t, err)
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	assert.Error(t, inf.WaitForVersion(short, rv), "no watched namespace has seen that version yet")
+	require.Eventually(t, func() bool { return c.pods.Watchers() == 2 }, 10*time.Second, time.Millisecond)
+	c.pods.Bookmark()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, inf.WaitForVersion(ctx, rv))
+	assert.Zero(t, inf.Lister().Len())
+}
+
 // An informer whose namespaces cannot be read does not sync, and says why
 // at once.
 func TestNamespaceSelectorNamespacesForbidden(t *testing.T) {
@@ -388,4 +442,105 @@ func TestNamespaceSelectorNamespacesForbidden(t *testing.T) {
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)
 	assert.ErrorContains(t, err, "NamespaceSelector team=a")
 	assert.False(t, inf.HasSynced())
+}
+
+// forbiddenServer serves c, refusing with 403 Forbidden every list and
+// watch of pods but those of the namespaces in allowed, as Roles in those
+// namespaces alone would.
+type forbiddenServer struct {
+	*informerstest.Cluster
+	allowed map[string]bool
+}
+
+func (s forbiddenServer) refuses(gvr schema.GroupVersionResource, namespace string) error {
+	if gvr.Resource != "pods" || s.allowed[namespace] {
+		return nil
+	}
+	return apierrors.NewForbidden(gvr.GroupResource(), "", fmt.Errorf("RBAC: pods in namespace %q not allowed", namespace))
+}
+
+func (s forbiddenServer) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (runtime.Object, error) {
+	if err := s.refuses(gvr, namespace); err != nil {
+		return nil, err
+	}
+	return s.Cluster.List(ctx, gvr, namespace, opts)
+}
+
+func (s forbiddenServer) Watch(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	if err := s.refuses(gvr, namespace); err != nil {
+		return nil, err
+	}
+	return s.Cluster.Watch(ctx, gvr, namespace, opts)
+}
+
+// With Roles in some namespaces only: NamespaceModeAuto, refused a
+// cluster-wide list, watches each selected namespace; the one it may not
+// read is named by WaitForSync and readiness, while the others are
+// cached; once it leaves the selection, the informer syncs.
+func TestNamespaceSelectorForbiddenNamespace(t *testing.T) {
+	c := newNamespaceCluster()
+	for _, ns := range []string{"a1", "a2", "a3", "b1"} {
+		c.label(t, ns, ns[:1])
+	}
+	mustAdd(t, c.pods, pod("a1", "p", nil), pod("a2", "p", nil), pod("a3", "p", nil), pod("b1", "p", nil))
+	server := forbiddenServer{Cluster: c.cluster, allowed: map[string]bool{"a1": true, "a3": true, "b1": true}}
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: server, Backoff: fastBackoff, OnError: func(error) {}})
+	inf := informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"})
+	require.NoError(t, inf.Err())
+	testutil.StartFactory(t, f)
+
+	err := waitFailsPromptly(t, inf.WaitForSync)
+	assert.True(t, apierrors.IsForbidden(err), "%v", err)
+	assert.ErrorContains(t, err, "namespace a2")
+	assert.Equal(t, informers.NamespaceModePerNamespace, inf.NamespaceMode(), "turned to a watch per namespace")
+	assert.Eventually(t, func() bool {
+		return maps.Equal(map[types.NamespacedName]string{{Namespace: "a1", Name: "p"}: "1", {Namespace: "a3", Name: "p"}: "3"}, versions(inf.Lister().List(nil)))
+	}, 10*time.Second, time.Millisecond, "the namespaces it may read are cached")
+	ready := informers.ReadyCheck(inf)(nil)
+	require.Error(t, ready)
+	assert.ErrorContains(t, ready, "namespace a2")
+	assert.NotContains(t, ready.Error(), "namespace a1")
+
+	c.label(t, "a2", "b")
+	require.Eventually(t, inf.HasSynced, 10*time.Second, time.Millisecond, "a2 left: every namespace selected at start has synced or left")
+	assert.NoError(t, informers.ReadyCheck(inf)(nil))
+}
+
+// NamespaceModeAuto watches each namespace when at most a quarter of them
+// are selected, or when the informer has a namespace of its own, and
+// cluster-wide otherwise, or when sharded; a mode that is not one, and a
+// watch per namespace of a sharded informer, are refused.
+func TestNamespaceModeAuto(t *testing.T) {
+	byNamespace := shard.Of(shard.ByNamespace, 0, 2)
+	for _, tc := range []struct {
+		name         string
+		teamA, teamB int
+		opts         informers.Options[*corev1.Pod]
+		want         informers.NamespaceMode
+	}{
+		{name: "a quarter selected", teamA: 2, teamB: 6, want: informers.NamespaceModePerNamespace},
+		{name: "none selected", teamA: 0, teamB: 3, want: informers.NamespaceModePerNamespace},
+		{name: "more than a quarter", teamA: 3, teamB: 6, want: informers.NamespaceModeClusterWide},
+		{name: "a namespace of its own", teamA: 3, teamB: 1, opts: informers.Options[*corev1.Pod]{Namespace: "a0"}, want: informers.NamespaceModePerNamespace},
+		{name: "sharded", teamA: 1, teamB: 6, opts: informers.Options[*corev1.Pod]{Shard: &byNamespace}, want: informers.NamespaceModeClusterWide},
+		{name: "forced", teamA: 1, teamB: 6, opts: informers.Options[*corev1.Pod]{NamespaceMode: informers.NamespaceModeClusterWide}, want: informers.NamespaceModeClusterWide},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newNamespaceCluster()
+			for n := range tc.teamA {
+				c.label(t, fmt.Sprintf("a%d", n), "a")
+			}
+			for n := range tc.teamB {
+				c.label(t, fmt.Sprintf("b%d", n), "b")
+			}
+			inf, _ := startNamespaceSelected(t, c, tc.opts)
+			assert.Equal(t, tc.want, inf.NamespaceMode())
+		})
+	}
+
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: newNamespaceCluster().cluster})
+	assert.ErrorContains(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", NamespaceMode: informers.NamespaceModePerNamespace, Shard: &byNamespace}).Err(), "does not combine with Shard")
+	assert.ErrorContains(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", NamespaceMode: 7}).Err(), "NamespaceMode(7) is not a NamespaceMode")
+	cw := informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", NamespaceMode: informers.NamespaceModeClusterWide})
+	assert.NotSame(t, cw, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"}), "the mode tells informers apart")
 }

@@ -43,10 +43,16 @@ type Options[T Object] struct {
 	// combines with the other selectors, a namespace, Shard, Transform and
 	// Intern. "" means the factory's; NewInformer rejects it. The factory
 	// follows namespaces with its Namespace informer (which it starts with
-	// the others), and the informer watches the resource cluster-wide and
-	// keeps what is selected; see docs/namespaces.md. Through a Factory it
+	// the others), and the informer watches the resource as
+	// NamespaceMode says; see docs/namespaces.md. Through a Factory it
 	// tells informers apart.
 	NamespaceSelector string
+	// NamespaceMode says how an informer with a NamespaceSelector watches:
+	// one list+watch per selected namespace, one cluster-wide watch
+	// filtered on the client, or (the zero value, NamespaceModeAuto)
+	// whichever suits the selection. Zero means the factory's. Through a
+	// Factory it tells informers apart.
+	NamespaceMode NamespaceMode
 	// Resource is the informer's resource. It is required for
 	// *unstructured.Unstructured (a dynamic informer) and
 	// *metav1.PartialObjectMetadata (a metadata-only informer); otherwise
@@ -162,6 +168,8 @@ type FactoryOptions struct {
 	// NamespaceSelector is the default of Options.NamespaceSelector for
 	// namespaced informers: a label selector on Namespace objects.
 	NamespaceSelector string
+	// NamespaceMode is the default of Options.NamespaceMode.
+	NamespaceMode NamespaceMode
 	// Tweak edits the options of every list and watch request.
 	Tweak func(*metav1.ListOptions)
 	// StripManagedFields drops metadata.managedFields from every cached

@@ -222,6 +222,20 @@ func (w *writer[T]) keepLastGood(key store.Key, uid types.UID) {
 func (w *writer[T]) FinishList() {
 	w.store.Lock()
 	w.scratch = w.store.AppendStaleLocked(w.scratch[:0], w.gen)
+	w.deleteStaleLocked()
+}
+
+// finishNamespaceList is FinishList for the list of namespace ns alone,
+// made in generation gen.
+func (w *writer[T]) finishNamespaceList(ns string, gen uint64) {
+	w.store.Lock()
+	w.scratch = w.store.AppendStaleInNamespaceLocked(w.scratch[:0], ns, gen)
+	w.deleteStaleLocked()
+}
+
+// deleteStaleLocked deletes the objects of w.scratch, which a list did
+// not contain, then unlocks the store and wakes the handlers.
+func (w *writer[T]) deleteStaleLocked() {
 	for _, key := range w.scratch {
 		if old, existed := w.store.DeleteLocked(key); existed {
 			w.notifyGone(old)

@@ -303,20 +303,22 @@ const (
 	internedInformer    informerKind = "interned"    // Options.Intern, the decoder off
 	shardedInformer     informerKind = "sharded"     // Options.Shard: one of two
 	// Options.NamespaceSelector, selecting its namespace by the label
-	// every namespace has of its name.
-	namespaceSelectedInformer informerKind = "namespace-selected"
+	// every namespace has of its name, with a watch per namespace; and
+	// with one cluster-wide watch filtered on the client.
+	namespaceSelectedInformer            informerKind = "namespace-selected"
+	namespaceSelectedClusterWideInformer informerKind = "namespace-selected-clusterwide"
 )
 
 // matrixPageSize is the explicit page size of the matrix: small, so that
 // every list spans several pages.
 const matrixPageSize = 7
 
-// matrixCombos returns every combination: 2 × 2 × 5 × 2.
+// matrixCombos returns every combination: 2 × 2 × 6 × 2.
 func matrixCombos() []combo {
 	var out []combo
 	for _, watchList := range []bool{false, true} {
 		for _, pageSize := range []int64{0, matrixPageSize} {
-			for _, kind := range []informerKind{plainInformer, transformedInformer, internedInformer, shardedInformer, namespaceSelectedInformer} {
+			for _, kind := range []informerKind{plainInformer, transformedInformer, internedInformer, shardedInformer, namespaceSelectedInformer, namespaceSelectedClusterWideInformer} {
 				for _, selected := range []bool{false, true} {
 					out = append(out, combo{watchList, pageSize, kind, selected})
 				}

@@ -68,6 +68,10 @@ func startMatrixInformer(t *testing.T, env *testenv.Env, ns string, c combo, i i
 		m.shard, opts.Shard = &half, &half
 	case namespaceSelectedInformer:
 		opts.NamespaceSelector = corev1.LabelMetadataName + "=" + ns
+		opts.NamespaceMode = informers.NamespaceModePerNamespace
+	case namespaceSelectedClusterWideInformer:
+		opts.NamespaceSelector = corev1.LabelMetadataName + "=" + ns
+		opts.NamespaceMode = informers.NamespaceModeClusterWide
 	}
 	m.inf = informers.InformerWith(f, opts)
 	for j, merge := range []bool{false, true} {
@@ -102,10 +106,11 @@ func (m *matrixInformer) waitForSync(t *testing.T, ctx context.Context) {
 	for _, reg := range m.regs {
 		require.NoError(t, reg.WaitForSync(ctx), m.String())
 	}
-	// A sharded or namespace-selected informer lists, whatever the server
-	// offers: its list responses say whether the server filtered a shard,
-	// and a change of namespaces relists from a version.
-	lists := m.kind == shardedInformer || m.kind == namespaceSelectedInformer
+	// A sharded informer, or one watching its selected namespaces
+	// cluster-wide, lists, whatever the server offers: its list responses
+	// say whether the server filtered a shard, and a change of namespaces
+	// relists from a version. A watch per namespace streams as any.
+	lists := m.kind == shardedInformer || m.kind == namespaceSelectedClusterWideInformer
 	require.Equal(t, m.watchList && !lists, m.inf.UsesWatchList(), "%s streams its initial state", m)
 	if m.shard != nil {
 		require.Equal(t, shard.FilterServer, m.inf.Shard().Filter, "%s: the server filters shards", m)

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -9,7 +10,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -87,4 +91,108 @@ func cachedNamespaces(cms *informers.SharedInformer[*corev1.ConfigMap]) []string
 	}
 	slices.Sort(out)
 	return out
+}
+
+// On the real control plane, a service account that may read Namespace
+// objects (a ClusterRole on namespaces alone) and config maps through
+// Roles in three of ten namespaces: an informer selecting team=a, refused
+// a cluster-wide list, watches each selected namespace, caches exactly
+// the config maps of those it may read, follows the label within 2 s, and
+// names the selected namespace it may not read in readiness.
+func TestNamespaceSelectorPerNamespaceRoles(t *testing.T) {
+	testutil.NoLeaks(t)
+	env := testenv.Shared(t)
+	admin := clientset(t, env.Config())
+	ctx := testutil.Context(t, 2*time.Minute)
+	team := fmt.Sprintf("team-%d", time.Now().UnixNano())
+	namespaces := make([]string, 10)
+	for n := range namespaces {
+		namespaces[n] = testutil.Namespace(t, admin)
+	}
+	label := func(ns, value string) {
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, team, value)
+		_, err := admin.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		require.NoError(t, err)
+	}
+	// Selected: 0, 1, 2. Readable: 0, 1, 3.
+	for n, ns := range namespaces {
+		label(ns, map[bool]string{true: "a", false: "b"}[n < 3])
+		for i := range 5 {
+			_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+	}
+	home := namespaces[0]
+	sa, err := admin.CoreV1().ServiceAccounts(home).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "teams"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: home}
+	role := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}}
+	for _, n := range []int{0, 1, 3} {
+		ns := namespaces[n]
+		_, err := admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "cm"}, Rules: []rbacv1.PolicyRule{role}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = admin.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "cm"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "cm"},
+			Subjects:   []rbacv1.Subject{subject},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	name := "namespaces-" + home
+	_, err = admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = admin.RbacV1().ClusterRoles().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	_, err = admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{subject},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = admin.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	token, err := admin.CoreV1().ServiceAccounts(home).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	cfg := env.RestrictedConfig()
+	cfg.BearerToken = token.Status.Token
+	restricted := clientset(t, cfg)
+	testutil.EventuallyWithin(t, 30*time.Second, func() bool {
+		_, err := restricted.CoreV1().ConfigMaps(namespaces[3]).List(ctx, metav1.ListOptions{})
+		_, nsErr := restricted.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil && nsErr == nil
+	}, "the roles in force")
+
+	f := informers.NewFactoryWith(restricted, informers.FactoryOptions{Backoff: fastBackoff, OnError: func(error) {}})
+	cms := informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{NamespaceSelector: team + "=a"})
+	var left atomic.Int64
+	_, err = cms.AddHandler(informers.HandlerFuncs[*corev1.ConfigMap]{OnDelete: func(d informers.Deleted[*corev1.ConfigMap]) {
+		if d.LeftNamespace {
+			left.Add(1)
+		}
+	}})
+	require.NoError(t, err)
+	testutil.StartFactory(t, f)
+	err = f.WaitForSync(ctx)
+	require.Error(t, err)
+	assert.True(t, apierrors.IsForbidden(err), "%v", err)
+	assert.ErrorContains(t, err, "namespace "+namespaces[2])
+	assert.Equal(t, informers.NamespaceModePerNamespace, cms.NamespaceMode())
+	testutil.EventuallyWithin(t, 10*time.Second, func() bool { return cms.Lister().Len() == 10 }, "the readable selected namespaces' objects")
+	assert.Equal(t, slices.Sorted(slices.Values(namespaces[:2])), cachedNamespaces(cms), "exactly what it may read")
+	ready := f.ReadyCheck(cms)(nil)
+	require.Error(t, ready)
+	assert.ErrorContains(t, ready, "namespace "+namespaces[2])
+
+	label(namespaces[3], "a")
+	testutil.EventuallyWithin(t, 2*time.Second, func() bool { return cms.Lister().Len() == 15 }, "the entering namespace's objects within 2 s")
+	label(namespaces[0], "b")
+	testutil.EventuallyWithin(t, 2*time.Second, func() bool { return cms.Lister().Len() == 10 && left.Load() == 5 }, "the leaving namespace's objects gone within 2 s")
+	assert.Equal(t, slices.Sorted(slices.Values([]string{namespaces[1], namespaces[3]})), cachedNamespaces(cms))
+
+	label(namespaces[2], "b")
+	testutil.EventuallyWithin(t, 10*time.Second, cms.HasSynced, "synced once the namespace it may not read left")
+	assert.NoError(t, f.ReadyCheck(cms)(nil))
 }

@@ -321,6 +321,20 @@ func (s *Store[T]) AppendStaleLocked(dst []Key, gen uint64) []Key {
 	return dst
 }
 
+// AppendStaleInNamespaceLocked is AppendStaleLocked for the objects of
+// namespace ns alone: what a completed list of that namespace did not
+// contain.
+func (s *Store[T]) AppendStaleInNamespaceLocked(dst []Key, ns string, gen uint64) []Key {
+	if b := s.byNS[ns]; b != nil {
+		for _, e := range b.entries {
+			if e.gen != gen {
+				dst = append(dst, e.key)
+			}
+		}
+	}
+	return dst
+}
+
 func (s *Store[T]) nsBucket(ns string) *bucket[T] {
 	b := s.byNS[ns]
 	if b == nil {

@@ -193,6 +193,22 @@ func TestStoreStaleSweep(t *testing.T) {
 	assert.Equal(t, []Key{{Namespace: "a", Name: "y"}}, stale)
 }
 
+// A namespace's sweep sees only that namespace: the objects of another,
+// listed in another generation, are not stale to it.
+func TestStoreStaleSweepInNamespace(t *testing.T) {
+	s := New[*corev1.Pod]()
+	s.Lock()
+	require.NoError(t, putAt(s, pod("a", "x"), 1))
+	require.NoError(t, putAt(s, pod("a", "y"), 1))
+	require.NoError(t, putAt(s, pod("b", "x"), 2))
+	// Namespace a's list, generation 3, sees x only.
+	assert.True(t, s.TouchLocked(Key{Namespace: "a", Name: "x"}, 3))
+	assert.Equal(t, []Key{{Namespace: "a", Name: "y"}}, s.AppendStaleInNamespaceLocked(nil, "a", 3))
+	assert.Empty(t, s.AppendStaleInNamespaceLocked(nil, "b", 2))
+	assert.Empty(t, s.AppendStaleInNamespaceLocked(nil, "none", 3))
+	s.Unlock()
+}
+
 func TestStoreAddIndexErrors(t *testing.T) {
 	s := New[*corev1.Pod]()
 	require.Error(t, s.AddIndex(NamespaceIndex, byLabels))
