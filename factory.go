@@ -161,6 +161,9 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if e := f.entries[key]; e != nil {
 		return reuse(e, target, o, c)
 	}
+	if namespaces != nil {
+		c.decoding.Shared = new(apiclient.Decoders) // one decoder for every namespace's list-watch
+	}
 	funcs, err := apiclient.ListWatch[T](f.api, target, c.sel.namespace, c.decoding)
 	if err != nil {
 		return nil, err
@@ -173,13 +176,13 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	}
 	if namespaces != nil {
 		inf.namespaces = newNamespaceScope(c.filter.namespaces, c.sel.namespace, namespaces)
-		inf.newNamespaceRefl = namespaceReflectors(c, func(ns string) (*ListWatch[T, List], error) {
+		inf.newNamespaceRefl = namespaceReflectors(c, func(ns string) (*ListWatch[T, apiclient.List], error) {
 			funcs, err := apiclient.ListWatch[T](f.api, target, ns, c.decoding)
 			if err != nil {
 				return nil, err
 			}
 			lw := NewListWatch[T](funcs.List, funcs.Watch)
-			lw.Tweak, lw.DisableWatchList = f.opts.Tweak, funcs.DisableWatchList
+			lw.Tweak, lw.DisableWatchList = f.opts.Tweak, funcs.DisableWatchList || c.noWatchList
 			return lw, nil
 		})
 	}

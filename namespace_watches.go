@@ -25,7 +25,7 @@ type namespaceReflectorConfig struct {
 // reflectors: each lists and watches the namespace lwFor returns a
 // ListWatch of, with the informer's selectors, and publishes its version
 // to its own Version.
-func namespaceReflectors[T Object](c config[T], lwFor func(namespace string) (*ListWatch[T, List], error)) func(string, reflector.Sink[T], namespaceReflectorConfig, namespaceCallbacks) (runner, error) {
+func namespaceReflectors[T Object, L List](c config[T], lwFor func(namespace string) (*ListWatch[T, L], error)) func(string, reflector.Sink[T], namespaceReflectorConfig, namespaceCallbacks) (runner, error) {
 	return func(namespace string, sink reflector.Sink[T], rc namespaceReflectorConfig, cb namespaceCallbacks) (runner, error) {
 		lw, err := lwFor(namespace)
 		if err != nil {
@@ -33,7 +33,7 @@ func namespaceReflectors[T Object](c config[T], lwFor func(namespace string) (*L
 		}
 		narrowed := *lw
 		narrowed.Tweak = c.sel.narrow(lw.Tweak)
-		return newReflector(c, &narrowed, reflector.Config[List]{
+		return newReflector(c, &narrowed, reflector.Config[L]{
 			WatchList: !lw.DisableWatchList,
 			OnError:   cb.onErr,
 			OnSuccess: cb.onOK,

@@ -1,6 +1,7 @@
 package apiclient
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,6 +37,10 @@ import (
 type Decoding struct {
 	Disabled bool
 	Skip     []string
+	// Shared, if set, keeps the decoders that list-watches made with it
+	// share when their client has no Decoders of its own: the
+	// list-watches of one informer's namespaces decode with one decoder.
+	Shared *Decoders
 }
 
 // NewDecoder returns the decoder of an informer of objects of type T, or
@@ -86,7 +91,7 @@ func jsonDecoderOf[T Object](a *Client, o Decoding) (*jsondec.Decoder, error) {
 func sharedDecoder[D interface {
 	*protodec.Decoder | *jsondec.Decoder
 }](a *Client, o Decoding, key decoderKey, newDecoder func(Decoding) (D, error)) (D, error) {
-	ds := a.decoders
+	ds := cmp.Or(a.decoders, o.Shared)
 	if ds == nil || o.Disabled {
 		return newDecoder(o)
 	}
