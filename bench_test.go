@@ -432,7 +432,8 @@ func benchSyncVariants(managedFields bool) []benchSyncVariant {
 // serves the same pages as fixture=decoded as bytes, which each
 // implementation decodes its own way: client-go and the floor with
 // client-go's codecs, ours with the library's decoder (see
-// benchWireSyncVariants).
+// benchWireSyncVariants). fixture=json is a custom resource instead of
+// pods, served as JSON by an HTTP server (see benchInitialSyncJSON).
 func BenchmarkInitialSync(b *testing.B) {
 	for _, count := range []int{10_000, 100_000} {
 		for _, managedFields := range []bool{false, true} {
@@ -440,50 +441,69 @@ func BenchmarkInitialSync(b *testing.B) {
 				if managedFields && fixture == "copied" && count > 10_000 || fixture == "decoded-json" && count > 10_000 {
 					continue // retained-B/obj tells the same at 10k, in a tenth of the time
 				}
-				src := benchSource{List: benchFresh(benchPods(count, managedFields)), Watch: idleWatch}
 				variants := benchSyncVariants(managedFields)
-				switch fixture {
-				case "decoded":
-					src.List = benchWire(b, count, managedFields, bf.Protobuf).List
-				case "decoded-json":
-					src.List = benchWire(b, count, managedFields, bf.JSON).List
-				case "wire":
-					wire := benchWire(b, count, managedFields, bf.Protobuf)
-					src.List, src.ListBytes = wire.List, wire.ListBytes
+				if fixture == "wire" {
 					variants = benchWireSyncVariants(managedFields)
 				}
 				for _, v := range variants {
 					b.Run(fmt.Sprintf("pods=%d/managedFields=%v/fixture=%s/impl=%s", count, managedFields, fixture, v.name), func(b *testing.B) {
-						benchInitialSync(b, v, src, count)
+						benchInitialSync(b, v, benchSyncSource(b, fixture, count, managedFields), count)
 					})
 				}
 			}
 		}
+		benchInitialSyncJSON(b, count)
 	}
 }
 
+// benchSyncSource is the source of fixture of BenchmarkInitialSync, made
+// when a sub-benchmark first needs it (so that -bench runs only the
+// fixtures it selects) and kept for the others.
+func benchSyncSource(b *testing.B, fixture string, count int, managedFields bool) benchSource {
+	src := benchSource{List: benchFresh(benchPods(count, managedFields)), Watch: idleWatch}
+	switch fixture {
+	case "decoded":
+		src.List = benchWire(b, count, managedFields, bf.Protobuf).List
+	case "decoded-json":
+		src.List = benchWire(b, count, managedFields, bf.JSON).List
+	case "wire":
+		wire := benchWire(b, count, managedFields, bf.Protobuf)
+		src.List, src.ListBytes = wire.List, wire.ListBytes
+	}
+	return src
+}
+
 func benchInitialSync(b *testing.B, v benchSyncVariant, src benchSource, count int) {
+	benchMeasureSync(b, count, func(onAdd func()) (stop func()) {
+		return benchStart(b, v.impl, src, v.opts, benchHandler{Add: func(*corev1.Pod) { onAdd() }}).Stop
+	})
+}
+
+// benchMeasureSync measures syncs of count objects: start builds and
+// starts a cache whose handler calls onAdd for every object, and returns
+// how to stop it; a sync ends when onAdd has been called count times. It
+// reports peak-MB, peak-live-MB, retained-MB and retained-B/obj.
+func benchMeasureSync(b *testing.B, count int, start func(onAdd func()) (stop func())) {
 	n := int64(count)
 	// syncOnce builds and syncs a cache, sampling the heap meanwhile.
-	syncOnce := func() (c benchCache, peak, livePeak uint64) {
+	syncOnce := func() (stop func(), peak, livePeak uint64) {
 		var adds atomic.Int64
 		all := make(chan struct{})
-		h := benchHandler{Add: func(*corev1.Pod) {
+		heap := bf.StartHeapPeak(time.Millisecond)
+		stop = start(func() {
 			if adds.Add(1) == n {
 				close(all)
 			}
-		}}
-		heap := bf.StartHeapPeak(time.Millisecond)
-		c = benchStart(b, v.impl, src, v.opts, h)
+		})
 		<-all
 		peak = heap.Stop()
-		return c, peak, heap.LivePeak()
+		return stop, peak, heap.LivePeak()
 	}
 
 	var peakSum, livePeakSum, retainedSum float64
 	base := bf.LiveHeap()
 	for b.Loop() {
-		c, peak, livePeak := syncOnce()
+		stop, peak, livePeak := syncOnce()
 		b.StopTimer()
 		peakSum += float64(peak) - float64(base)
 		retained := float64(bf.LiveHeap()) - float64(base)
@@ -491,7 +511,7 @@ func benchInitialSync(b *testing.B, v benchSyncVariant, src benchSource, count i
 		// A sync short enough to need no collection kept nothing more
 		// than it retains.
 		livePeakSum += max(float64(livePeak)-float64(base), retained)
-		c.Stop()
+		stop()
 		base = bf.LiveHeap()
 		b.StartTimer()
 	}
