@@ -184,36 +184,22 @@ func addModule(t *testing.T, proxy, dir, path, version string) {
 }
 
 // userEnv is the environment of a user outside the repository: the
-// library's modules come from proxy, every other module as this machine
-// resolves it already, and the library's modules need no checksum
-// database. The module cache is shared, for speed; what this test put in
-// it of the library's modules is removed again, so that the next run does
-// not find a stale copy.
+// library's modules come from proxy, every other module from what this
+// machine has downloaded already (the module cache's download directory is
+// itself a file proxy), then as it resolves modules already. The module
+// cache is the test's own, so that the library's modules are never mixed
+// with this machine's; they need no checksum database.
 func userEnv(t *testing.T, proxy string) []string {
 	t.Helper()
 	goproxy := strings.TrimSpace(output(t, "go", "env", "GOPROXY"))
 	modcache := strings.TrimSpace(output(t, "go", "env", "GOMODCACHE"))
-	forget := func() {
-		for _, d := range []string{filepath.Join(modcache, "github.com", "kubetyped"), filepath.Join(modcache, "cache", "download", "github.com", "kubetyped")} {
-			_ = filepath.WalkDir(d, func(p string, _ os.DirEntry, err error) error {
-				if err == nil {
-					_ = os.Chmod(p, 0o755)
-				}
-				return nil
-			})
-			if err := os.RemoveAll(d); err != nil {
-				t.Errorf("removing the library's modules from the module cache: %v", err)
-			}
-		}
-	}
-	forget()
-	t.Cleanup(forget)
+	downloaded := "file://" + filepath.ToSlash(filepath.Join(modcache, "cache", "download"))
 	env := os.Environ()
 	for _, kv := range []string{
-		"GOPROXY=file://" + filepath.ToSlash(proxy) + "," + goproxy,
+		"GOPROXY=file://" + filepath.ToSlash(proxy) + "," + downloaded + "," + goproxy,
+		"GOMODCACHE=" + t.TempDir(),
 		"GONOSUMDB=" + root,
-		"GONOSUMCHECK=1",
-		"GOFLAGS=-mod=mod",
+		"GOFLAGS=-mod=mod -modcacherw",
 		"GOWORK=off",
 	} {
 		env = append(env, kv)
