@@ -48,20 +48,21 @@ func NewCacheWithDecoding(d Decoding) cache.NewCacheFunc {
 
 // NewWithDecoding is New with a Decoding.
 func NewWithDecoding(cfg *rest.Config, opts cache.Options, d Decoding) (*Cache, error) {
-	c, err := New(cfg, opts)
-	if err != nil {
-		return nil, err
-	}
+	return NewWithOptions(cfg, opts, Options{Decoding: d})
+}
+
+// setDecoding makes the cache decode as d says.
+func (c *Cache) setDecoding(d Decoding) error {
 	c.decoding = d
 	c.skip = map[reflect.Type][]string{}
 	for obj, paths := range d.SkipFields {
 		t := reflect.TypeOf(obj)
 		if _, err := protodec.NewClearer(t, paths); err != nil {
-			return nil, fmt.Errorf("controllerruntime: Decoding.SkipFields: %w", err)
+			return fmt.Errorf("controllerruntime: Decoding.SkipFields: %w", err)
 		}
 		c.skip[t] = paths
 	}
-	return c, nil
+	return nil
 }
 
 // decoderFor returns the decoder of the objects that newObject makes, or
