@@ -25,7 +25,8 @@ type Options struct {
 	// of the namespaces it selects, following their labels while the
 	// cache runs: a namespace that enters brings its objects (handlers
 	// see adds), one that leaves takes them away (handlers see deletes),
-	// and the cache never holds the objects of other namespaces. It
+	// and the cache never holds the objects of other namespaces (Get of
+	// one returns NotFound, List leaves it out). It
 	// combines with the label and field selectors and transforms of
 	// cache.Options; namespaces listed in DefaultNamespaces or
 	// ByObject.Namespaces are cached as listed, not selected. The cache

@@ -12,8 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/clientgo"
@@ -104,4 +106,38 @@ func setTeam(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, tea
 	}
 	_, err := cs.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	require.NoError(t, err)
+}
+
+// A manager on a cache with a namespace selector reconciles the objects of
+// the selected namespaces; an object whose namespace leaves is reconciled
+// as gone from the cache, though it still exists on the server.
+func TestManagerNamespaceSelector(t *testing.T) {
+	testutil.NoLeaks(t, klogFlushDaemon)
+	env := testenv.Shared(t)
+	cs := kubernetes.NewForConfigOrDie(env.Config())
+	ctx := testutil.Context(t, time.Minute)
+	first, second := testutil.Namespace(t, cs), testutil.Namespace(t, cs)
+	team := first // a label value no other test's namespace has
+	setTeam(ctx, t, cs, first, team)
+	for _, ns := range []string{first, second} {
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{"v": "1"}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	mgr := newManager(t, env.Config(), manager.Options{
+		NewCache: controllerruntime.NewCacheWithOptions(controllerruntime.Options{NamespaceSelector: "team=" + team}),
+	})
+	reconciled := &seen{}
+	require.NoError(t, builder.ControllerManagedBy(mgr).Named("teams").For(&corev1.ConfigMap{}).
+		Complete(reconciler(mgr.GetClient(), func() client.Object { return &corev1.ConfigMap{} }, reconciled)))
+	startManager(t, mgr)
+	inFirst, inSecond := types.NamespacedName{Namespace: first, Name: "x"}, types.NamespacedName{Namespace: second, Name: "x"}
+
+	testutil.EventuallyWithin(t, 10*time.Second, func() bool { return reconciled.get(inFirst) == "1" }, "the selected namespace's object is reconciled")
+	require.Empty(t, reconciled.get(inSecond), "the other namespace's is not")
+	setTeam(ctx, t, cs, second, team)
+	testutil.EventuallyWithin(t, 10*time.Second, func() bool { return reconciled.get(inSecond) == "1" }, "the namespace entered")
+	setTeam(ctx, t, cs, first, "")
+	testutil.EventuallyWithin(t, 10*time.Second, func() bool { return reconciled.get(inFirst) == "gone" }, "the namespace left")
 }
