@@ -242,8 +242,9 @@ func (c *Cache) typeFor(gvk schema.GroupVersionKind, sh shape, create bool) (tc 
 	}
 	tc = &typeCache{key: key, namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}
 	for _, pc := range partsFor(&c.opts, c.byObject[gvk], tc.namespaced) {
+		dec := new(partDecoder)
 		lwFor := func(ns string) (*informers.ListWatch[client.Object, informers.List], error) {
-			lw, err := c.listWatch(gvk, mapping.Resource, sh, ns)
+			lw, err := c.listWatch(gvk, mapping.Resource, sh, ns, dec)
 			if err != nil {
 				return nil, err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -65,17 +66,29 @@ func (c *Cache) setDecoding(d Decoding) error {
 	return nil
 }
 
-// decoderFor returns the decoder of the objects that newObject makes, or
-// nil if the decoder is off or does not know them.
-func (c *Cache) decoderFor(newObject func() client.Object) (*protodec.Decoder, error) {
-	if c.decoding.Disable || newObject == nil {
-		return nil, nil
-	}
-	t := reflect.TypeOf(newObject())
-	if !protodec.Supports(t) {
-		return nil, nil
-	}
-	return protodec.New(t, protodec.Options{Share: true, Skip: c.skip[t]})
+// partDecoder is the decoder of one informer, made on first use: the
+// list-watches of its namespaces (with a namespace selector) share it, and
+// so share equal strings and parts.
+type partDecoder struct {
+	once sync.Once
+	dec  *protodec.Decoder
+	err  error
+}
+
+// decoderFor returns the decoder of the objects that newObject makes, the
+// one shared holds, or nil if the decoder is off or does not know them.
+func (c *Cache) decoderFor(newObject func() client.Object, shared *partDecoder) (*protodec.Decoder, error) {
+	shared.once.Do(func() {
+		if c.decoding.Disable || newObject == nil {
+			return
+		}
+		t := reflect.TypeOf(newObject())
+		if !protodec.Supports(t) {
+			return
+		}
+		shared.dec, shared.err = protodec.New(t, protodec.Options{Share: true, Skip: c.skip[t]})
+	})
+	return shared.dec, shared.err
 }
 
 // clearSkipped returns a transform that zeroes the fields to skip of
