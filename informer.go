@@ -93,7 +93,7 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 		return nil, errorf("NewInformer[%T]: Options.Namespace is for a Factory; the ListWatch's client sets the namespace", *new(T))
 	}
 	if opts.NamespaceSelector != "" {
-		return nil, errorf("NewInformer[%T]: Options.NamespaceSelector is for a Factory, which follows namespaces with its Namespace informer", *new(T))
+		return nil, errorf("NewInformer[%T]: Options.NamespaceSelector is for a Factory, which follows namespaces with its Namespace informer, or NewNamespaceSelectedInformer", *new(T))
 	}
 	resource := opts.Resource
 	if resource.Empty() {

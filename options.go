@@ -41,7 +41,8 @@ type Options[T Object] struct {
 	// that leaves takes them away as deletes with Deleted.LeftNamespace
 	// set, and the cache never holds the objects of other namespaces. It
 	// combines with the other selectors, a namespace, Shard, Transform and
-	// Intern. "" means the factory's; NewInformer rejects it. The factory
+	// Intern. "" means the factory's; NewInformer rejects it
+	// (NewNamespaceSelectedInformer takes it, outside a Factory). The factory
 	// follows namespaces with its Namespace informer (which it starts with
 	// the others), and the informer watches the resource as
 	// NamespaceMode says; see docs/namespaces.md. Through a Factory it

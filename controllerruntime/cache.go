@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
@@ -54,6 +55,11 @@ type Cache struct {
 	// Go type.
 	decoding Decoding
 	skip     map[reflect.Type][]string
+	// namespaceSelection is Options' namespace selectors, by kind for
+	// NamespaceSelectorByObject; namespaces is the Namespace informer they
+	// follow, nil without a selector.
+	namespaceSelection
+	namespaces *informers.SharedInformer[*corev1.Namespace]
 }
 
 var _ cache.Cache = (*Cache)(nil)
@@ -155,6 +161,7 @@ func (c *Cache) Start(ctx context.Context) error {
 		return errors.New("controllerruntime: cache already started")
 	}
 	c.ctx = ctx
+	c.runNamespacesLocked()
 	for _, tc := range c.types {
 		c.startLocked(tc)
 	}
@@ -235,11 +242,15 @@ func (c *Cache) typeFor(gvk schema.GroupVersionKind, sh shape, create bool) (tc 
 	}
 	tc = &typeCache{key: key, namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}
 	for _, pc := range partsFor(&c.opts, c.byObject[gvk], tc.namespaced) {
-		lw, err := c.listWatch(gvk, mapping.Resource, sh, pc.namespace)
-		if err != nil {
-			return nil, started, fmt.Errorf("controllerruntime: %v: %w", gvk, err)
+		dec := new(partDecoder)
+		lwFor := func(ns string) (*informers.ListWatch[client.Object, informers.List], error) {
+			lw, err := c.listWatch(gvk, mapping.Resource, sh, ns, dec)
+			if err != nil {
+				return nil, err
+			}
+			lw.DisableWatchList = c.listAndWatch
+			return lw, nil
 		}
-		lw.DisableWatchList = c.listAndWatch
 		o := pc.informerOptions(nil)
 		o.Resource = mapping.Resource
 		if clear := c.clearSkipped(c.goType(gvk, sh)); clear != nil && o.Transform != nil {
@@ -247,7 +258,16 @@ func (c *Cache) typeFor(gvk schema.GroupVersionKind, sh shape, create bool) (tc 
 		} else if clear != nil {
 			o.Transform = clear
 		}
-		inf, err := informers.NewInformer(lw, o)
+		var inf *informers.SharedInformer[client.Object]
+		if sel := c.namespaceSelectorFor(gvk, tc.namespaced, pc.namespace); sel != "" {
+			o.NamespaceSelector, o.NamespaceMode = sel, c.namespaceMode
+			inf, err = informers.NewNamespaceSelectedInformer(lwFor, c.namespaces, o)
+		} else {
+			var lw *informers.ListWatch[client.Object, informers.List]
+			if lw, err = lwFor(pc.namespace); err == nil {
+				inf, err = informers.NewInformer(lw, o)
+			}
+		}
 		if err != nil {
 			return nil, started, fmt.Errorf("controllerruntime: %v: %w", gvk, err)
 		}

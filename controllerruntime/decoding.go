@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -48,33 +49,46 @@ func NewCacheWithDecoding(d Decoding) cache.NewCacheFunc {
 
 // NewWithDecoding is New with a Decoding.
 func NewWithDecoding(cfg *rest.Config, opts cache.Options, d Decoding) (*Cache, error) {
-	c, err := New(cfg, opts)
-	if err != nil {
-		return nil, err
-	}
+	return NewWithOptions(cfg, opts, Options{Decoding: d})
+}
+
+// setDecoding makes the cache decode as d says.
+func (c *Cache) setDecoding(d Decoding) error {
 	c.decoding = d
 	c.skip = map[reflect.Type][]string{}
 	for obj, paths := range d.SkipFields {
 		t := reflect.TypeOf(obj)
 		if _, err := protodec.NewClearer(t, paths); err != nil {
-			return nil, fmt.Errorf("controllerruntime: Decoding.SkipFields: %w", err)
+			return fmt.Errorf("controllerruntime: Decoding.SkipFields: %w", err)
 		}
 		c.skip[t] = paths
 	}
-	return c, nil
+	return nil
 }
 
-// decoderFor returns the decoder of the objects that newObject makes, or
-// nil if the decoder is off or does not know them.
-func (c *Cache) decoderFor(newObject func() client.Object) (*protodec.Decoder, error) {
-	if c.decoding.Disable || newObject == nil {
-		return nil, nil
-	}
-	t := reflect.TypeOf(newObject())
-	if !protodec.Supports(t) {
-		return nil, nil
-	}
-	return protodec.New(t, protodec.Options{Share: true, Skip: c.skip[t]})
+// partDecoder is the decoder of one informer, made on first use: the
+// list-watches of its namespaces (with a namespace selector) share it, and
+// so share equal strings and parts.
+type partDecoder struct {
+	once sync.Once
+	dec  *protodec.Decoder
+	err  error
+}
+
+// decoderFor returns the decoder of the objects that newObject makes, the
+// one shared holds, or nil if the decoder is off or does not know them.
+func (c *Cache) decoderFor(newObject func() client.Object, shared *partDecoder) (*protodec.Decoder, error) {
+	shared.once.Do(func() {
+		if c.decoding.Disable || newObject == nil {
+			return
+		}
+		t := reflect.TypeOf(newObject())
+		if !protodec.Supports(t) {
+			return
+		}
+		shared.dec, shared.err = protodec.New(t, protodec.Options{Share: true, Skip: c.skip[t]})
+	})
+	return shared.dec, shared.err
 }
 
 // clearSkipped returns a transform that zeroes the fields to skip of

@@ -10,6 +10,10 @@
 //		NewCache: controllerruntime.NewCache, // the one line
 //	})
 //
+// NewCacheWithOptions adds what cache.Options has no field for: a
+// namespace selector that follows namespace labels while the cache runs
+// (Options.NamespaceSelector), and how objects are decoded.
+//
 // Source feeds a controller's work queue from a typed informer of ours,
 // for builder.WatchesRawSource.
 //

@@ -49,10 +49,13 @@ func TestMain(m *testing.M) {
 var klogFlushDaemon = goleak.IgnoreAnyFunction("k8s.io/klog/v2.(*flushDaemon).run.func1")
 
 // newManager returns a manager on our cache, run until the end of the
-// test. Only NewCache differs from a stock manager.
+// test. Only NewCache (ours, unless opts sets one) differs from a stock
+// manager.
 func newManager(t *testing.T, cfg *rest.Config, opts manager.Options) manager.Manager {
 	t.Helper()
-	opts.NewCache = controllerruntime.NewCache
+	if opts.NewCache == nil {
+		opts.NewCache = controllerruntime.NewCache
+	}
 	opts.Metrics = metricsserver.Options{BindAddress: "0"}
 	opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
 	mgr, err := ctrl.NewManager(cfg, opts)

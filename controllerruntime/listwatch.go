@@ -41,8 +41,8 @@ func shapeOf(obj runtime.Object) shape {
 // listWatch lists and watches gvk, through the resource gvr, in namespace
 // ns ("" for all), in the given shape: through a typed REST client (as
 // protobuf for built-in types, as controller-runtime does), the dynamic
-// client or the metadata client.
-func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionResource, sh shape, ns string) (*informers.ListWatch[client.Object, informers.List], error) {
+// client or the metadata client. It decodes with the decoder of shared.
+func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionResource, sh shape, ns string, shared *partDecoder) (*informers.ListWatch[client.Object, informers.List], error) {
 	switch sh {
 	case unstructuredShape:
 		cfg := rest.CopyConfig(c.config)
@@ -60,7 +60,7 @@ func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionRe
 			func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) { return rc.List(ctx, opts) },
 			rc.Watch), nil
 	case metadataShape:
-		lw, err := c.metadataListWatch(gvr, ns)
+		lw, err := c.metadataListWatch(gvr, ns, shared)
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +83,7 @@ func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionRe
 		}
 		return req
 	}
-	dec, err := c.decoderFor(newObject)
+	dec, err := c.decoderFor(newObject, shared)
 	if err != nil {
 		return nil, err
 	}
@@ -114,9 +114,9 @@ func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionRe
 // metadataListWatch lists and watches the metadata of gvr in namespace ns
 // ("" for all): decoded by the library's decoder, or else through the
 // metadata client.
-func (c *Cache) metadataListWatch(gvr schema.GroupVersionResource, ns string) (*informers.ListWatch[client.Object, informers.List], error) {
+func (c *Cache) metadataListWatch(gvr schema.GroupVersionResource, ns string, shared *partDecoder) (*informers.ListWatch[client.Object, informers.List], error) {
 	newObject := func() client.Object { return &metav1.PartialObjectMetadata{} }
-	dec, err := c.decoderFor(newObject)
+	dec, err := c.decoderFor(newObject, shared)
 	if err != nil {
 		return nil, err
 	}
