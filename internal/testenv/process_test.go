@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -141,4 +142,41 @@ func TestRemoveStaleEnvDirs(t *testing.T) {
 	assert.DirExists(t, kept)
 	_, err = os.Stat(stale)
 	assert.True(t, errors.Is(err, os.ErrNotExist), "stale dir: %v", err)
+}
+
+// TestNewEnvDirsStartingTogether starts environments' directories while
+// other Starts remove stale ones, as a test that starts several control
+// planes at once does: none removes a live directory.
+func TestNewEnvDirsStartingTogether(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	const n = 300
+	done := make(chan struct{})
+	var removers sync.WaitGroup
+	for range 2 {
+		removers.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					removeStaleEnvDirs(t.Context())
+				}
+			}
+		})
+	}
+	dirs := make([]string, n)
+	locks := make([]*os.File, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { dirs[i], locks[i], errs[i] = newEnvDir(t.Context()) })
+	}
+	wg.Wait()
+	close(done)
+	removers.Wait()
+	for i := range n {
+		require.NoError(t, errs[i])
+		defer locks[i].Close()
+		assert.FileExists(t, filepath.Join(dirs[i], ownerLockName))
+	}
 }

@@ -32,10 +32,20 @@ func newEnvDir(ctx context.Context) (dir string, lock *os.File, err error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("creating the temporary directory: %w", err)
 	}
-	lock, err = lockFile(ctx, filepath.Join(dir, ownerLockName), nil)
+	// The lock file takes its name only once it is locked: a Start that
+	// removes stale directories at the same time, in this process or
+	// another, must never find ownerLockName unlocked in a live directory
+	// and take it for a dead one's.
+	pending := filepath.Join(dir, ownerLockName+".new")
+	lock, err = lockFile(ctx, pending, nil)
 	if err != nil {
 		os.RemoveAll(dir)
 		return "", nil, err
+	}
+	if err := os.Rename(pending, filepath.Join(dir, ownerLockName)); err != nil {
+		lock.Close()
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("naming the lock file: %w", err)
 	}
 	return dir, lock, nil
 }
