@@ -1,20 +1,15 @@
 package main
 
 import (
-	"context"
-	"io"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubetyped/informers/examples/internal/exampletest"
 	"github.com/kubetyped/informers/internal/testenv"
-	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -22,14 +17,12 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // The copies follow their originals: created, updated, deleted, and put
 // back when deleted behind the controller's back.
 func TestCopies(t *testing.T) {
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := testutil.Namespace(t, cs)
+	cluster := exampletest.Shared(t)
+	cs := cluster.Client
+	ns := cluster.Namespace(t)
 	ctx := exampletest.Context(t)
-	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
-		return run(ctx, env.Config(), out, options{Namespace: ns})
-	})
-	p.Eventually(func() bool { return strings.Contains(p.Output(), "copying") }, "started")
+	p := exampletest.Run(t, run, cluster.Config, options{Namespace: ns})
+	p.EventuallyPrints("copying")
 
 	cms := cs.CoreV1().ConfigMaps(ns)
 	copyData := func() (map[string]string, bool) {

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-	"io"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,26 +9,22 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubetyped/informers/examples/internal/exampletest"
 	"github.com/kubetyped/informers/internal/testenv"
-	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestGreetings(t *testing.T) {
-	env := testenv.Shared(t)
-	ns := testutil.Namespace(t, kubernetes.NewForConfigOrDie(env.Config()))
-	dyn := dynamic.NewForConfigOrDie(env.Config())
+	cluster := exampletest.Shared(t)
+	ns := cluster.Namespace(t)
+	dyn := dynamic.NewForConfigOrDie(cluster.Config)
 	ctx := exampletest.Context(t)
 
 	// run creates the CustomResourceDefinition.
-	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
-		return run(ctx, env.Config(), out, options{Workers: 2})
-	})
-	p.Eventually(func() bool { return strings.Contains(p.Output(), "watching greetings") }, "synced")
+	p := exampletest.Run(t, run, cluster.Config, options{Workers: 2})
+	p.EventuallyPrints("watching greetings")
 
 	client := dyn.Resource(greetings).Namespace(ns)
 	// status returns the greeting's status.message and observedGeneration.
@@ -59,7 +52,5 @@ func TestGreetings(t *testing.T) {
 	p.Eventually(is("hello", "Hello, Kubernetes!", 2), "hello's status follows its spec")
 
 	require.NoError(t, client.Delete(ctx, "team", metav1.DeleteOptions{}))
-	p.Eventually(func() bool {
-		return strings.Contains(p.Output(), ns+"/team deleted; it said \"Hello, gophers!\"")
-	}, "the delete handler saw team's last state")
+	p.EventuallyPrints(ns + "/team deleted; it said \"Hello, gophers!\"")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"maps"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,9 +28,7 @@ func TestMirrorsToEveryMember(t *testing.T) {
 	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
 		return run(ctx, hub.Config(), members, out)
 	})
-	p.Eventually(func() bool {
-		return strings.Contains(p.Output(), "mirroring fleet-system/settings from the hub to east, west")
-	}, "mirroring starts")
+	p.EventuallyPrints("mirroring fleet-system/settings from the hub to east, west")
 
 	ctx := context.Background()
 	hubCMs := clientset(t, hub.Config()).CoreV1().ConfigMaps(namespace)

@@ -19,22 +19,19 @@ import (
 	"github.com/kubetyped/informers/examples/internal/demo"
 	"github.com/kubetyped/informers/examples/internal/exampletest"
 	"github.com/kubetyped/informers/internal/testenv"
-	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // The printed counts follow the pods on the server.
 func TestCounts(t *testing.T) {
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := testutil.Namespace(t, cs)
+	cluster := exampletest.Shared(t)
+	cs := cluster.Client
+	ns := cluster.Namespace(t)
 	ctx := exampletest.Context(t)
 
-	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
-		return run(ctx, env.Config(), out, options{})
-	})
-	p.Eventually(func() bool { return strings.Contains(p.Output(), "watching pods") }, "synced")
+	p := exampletest.Run(t, run, cluster.Config, options{})
+	p.EventuallyPrints("watching pods")
 
 	var names []string
 	for range 3 {
@@ -57,13 +54,11 @@ func TestCounts(t *testing.T) {
 // The demo creates and deletes pods in a namespace of its own, and deletes
 // them when it stops.
 func TestDemo(t *testing.T) {
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
+	cluster := exampletest.Shared(t)
+	cs := cluster.Client
 	ctx := exampletest.Context(t)
 
-	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
-		return run(ctx, env.Config(), out, options{Demo: true, DemoEvery: 100 * time.Millisecond})
-	})
+	p := exampletest.Run(t, run, cluster.Config, options{Demo: true, DemoEvery: 100 * time.Millisecond})
 	var ns string
 	p.Eventually(func() bool {
 		list, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: demo.Label + "=pods"})
@@ -107,9 +102,9 @@ func onServer(t *testing.T, cs kubernetes.Interface, ns string) int {
 // objects gauge counts the cached pods, and a readiness check that passes
 // once the cache has synced.
 func TestMetricsEndpoint(t *testing.T) {
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := testutil.Namespace(t, cs)
+	cluster := exampletest.Shared(t)
+	cs := cluster.Client
+	ns := cluster.Namespace(t)
 	ctx := exampletest.Context(t)
 	_, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "p"},
@@ -117,9 +112,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
-		return run(ctx, env.Config(), out, options{MetricsAddr: "127.0.0.1:0"})
-	})
+	p := exampletest.Run(t, run, cluster.Config, options{MetricsAddr: "127.0.0.1:0"})
 	var base string
 	p.Eventually(func() bool {
 		m := regexp.MustCompile(`serving (http://\S+)/metrics`).FindStringSubmatch(p.Output())

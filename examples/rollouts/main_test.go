@@ -12,12 +12,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetyped/informers/examples/internal/exampletest"
 	"github.com/kubetyped/informers/internal/testenv"
-	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -38,15 +36,15 @@ func controlledBy(obj metav1.Object, kind string) []metav1.OwnerReference {
 // The report follows a Deployment's ReplicaSets and pods as they change.
 // The test control plane runs no controllers: the test plays them.
 func TestReport(t *testing.T) {
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
-	ns := testutil.Namespace(t, cs)
+	cluster := exampletest.Shared(t)
+	cs := cluster.Client
+	ns := cluster.Namespace(t)
 	ctx := exampletest.Context(t)
 
 	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
-		return run(ctx, env.Config(), out)
+		return run(ctx, cluster.Config, out)
 	})
-	p.Eventually(func() bool { return strings.Contains(p.Output(), "synced") }, "synced")
+	p.EventuallyPrints("synced")
 	reported := func(want string) func() bool {
 		return func() bool { return strings.Contains(p.Output(), fmt.Sprintf("deployment %s/web: %s", ns, want)) }
 	}
@@ -94,5 +92,5 @@ func TestReport(t *testing.T) {
 	}
 
 	require.NoError(t, cs.AppsV1().Deployments(ns).Delete(ctx, "web", metav1.DeleteOptions{}))
-	p.Eventually(func() bool { return strings.Contains(p.Output(), fmt.Sprintf("deployment %s/web: gone", ns)) }, "the deployment deleted")
+	p.EventuallyPrints(fmt.Sprintf("deployment %s/web: gone", ns))
 }

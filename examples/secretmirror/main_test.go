@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -13,26 +12,22 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubetyped/informers/examples/internal/exampletest"
 	"github.com/kubetyped/informers/internal/testenv"
-	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestSecretMirror(t *testing.T) {
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
+	cluster := exampletest.Shared(t)
+	cs := cluster.Client
 	ctx := exampletest.Context(t)
-	from := testutil.Namespace(t, cs)
+	from := cluster.Namespace(t)
 	to := from + "-mirrors" // created below, once the controller has failed for want of it
 
-	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
-		return run(ctx, env.Config(), out, options{From: from, To: to, Workers: 2})
-	})
-	p.Eventually(func() bool { return strings.Contains(p.Output(), "mirroring secrets") }, "synced")
+	p := exampletest.Run(t, run, cluster.Config, options{From: from, To: to, Workers: 2})
+	p.EventuallyPrints("mirroring secrets")
 	sources, mirrors := cs.CoreV1().Secrets(from), cs.CoreV1().Secrets(to)
 	// mirrored returns the value of the mirror of name, or "" if there is none.
 	mirrored := func(name string) string {
@@ -59,7 +54,7 @@ func TestSecretMirror(t *testing.T) {
 
 	t.Log("the target namespace is missing: retried until it exists")
 	create("a", "1", labelled)
-	p.Eventually(func() bool { return strings.Contains(p.Output(), from+"/a: namespaces \""+to+"\" not found (retry 2)") }, "retries")
+	p.EventuallyPrints(from + "/a: namespaces \"" + to + "\" not found (retry 2)")
 	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: to}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), to, metav1.DeleteOptions{}) })
@@ -74,9 +69,7 @@ func TestSecretMirror(t *testing.T) {
 	_, err = mirrors.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "taken"}, StringData: map[string]string{"v": "mine"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	create("taken", "theirs", labelled)
-	p.Eventually(func() bool {
-		return strings.Contains(p.Output(), from+"/taken: a secret not labelled as a mirror has the name")
-	}, "taken refused")
+	p.EventuallyPrints(from + "/taken: a secret not labelled as a mirror has the name")
 	taken, err := mirrors.Get(ctx, "taken", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "mine", string(taken.Data["v"]))
@@ -108,17 +101,15 @@ func TestSecretMirror(t *testing.T) {
 // again, the server refuses, and the controller reports a foreign secret
 // where there is none. With the Tracker, never.
 func TestReadYourWritesPreventsDoubleCreate(t *testing.T) {
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
+	cluster := exampletest.Shared(t)
+	cs := cluster.Client
 	ctx := exampletest.Context(t)
 	const secrets = 30
 	doubleCreates := map[bool]int{}
 	for _, staleReads := range []bool{true, false} {
-		from, to := testutil.Namespace(t, cs), testutil.Namespace(t, cs)
-		p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
-			return run(ctx, env.Config(), out, options{From: from, To: to, Workers: 2, StaleReads: staleReads})
-		})
-		p.Eventually(func() bool { return strings.Contains(p.Output(), "mirroring secrets") }, "synced")
+		from, to := cluster.Namespace(t), cluster.Namespace(t)
+		p := exampletest.Run(t, run, cluster.Config, options{From: from, To: to, Workers: 2, StaleReads: staleReads})
+		p.EventuallyPrints("mirroring secrets")
 		sources := cs.CoreV1().Secrets(from)
 		for i := range secrets {
 			name := fmt.Sprintf("s-%d", i)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,11 +18,9 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestReplicasShareAndTakeOver(t *testing.T) {
 	env := testenv.New(t, testenv.Options{FeatureGates: map[string]bool{"ShardedListAndWatch": true}})
 	const objects = 60
-	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
-		return run(ctx, env.Config(), out, options{Replicas: 3, Objects: objects, LeaseDuration: 2 * time.Second, KillAfter: 8 * time.Second})
-	})
+	p := exampletest.Run(t, run, env.Config(), options{Replicas: 3, Objects: objects, LeaseDuration: 2 * time.Second, KillAfter: 8 * time.Second})
 	p.Eventually(func() bool { return sharedBy(p.Output(), 3) == objects }, "three replicas own all %d objects", objects)
-	p.Eventually(func() bool { return strings.Contains(p.Output(), "killing replica-2") }, "replica-2 is killed")
+	p.EventuallyPrints("killing replica-2")
 	p.Eventually(func() bool {
 		out := p.Output()
 		return sharedBy(out[strings.Index(out, "killing replica-2"):], 2) == objects

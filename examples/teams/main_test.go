@@ -1,28 +1,24 @@
 package main
 
 import (
-	"context"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubetyped/informers/examples/internal/exampletest"
 	"github.com/kubetyped/informers/internal/testenv"
-	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestTeams(t *testing.T) {
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
+	cluster := exampletest.Shared(t)
+	cs := cluster.Client
 	ctx := exampletest.Context(t)
-	first, second := testutil.Namespace(t, cs), testutil.Namespace(t, cs)
+	first, second := cluster.Namespace(t), cluster.Namespace(t)
 	team := first // a label value no other test's namespace has
 	require.NoError(t, setTeam(ctx, cs, first, `"`+team+`"`))
 	for _, ns := range []string{first, second} {
@@ -30,9 +26,7 @@ func TestTeams(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
-		return run(ctx, env.Config(), out, options{Team: team})
-	})
+	p := exampletest.Run(t, run, cluster.Config, options{Team: team})
 	has := func(s string) bool { return strings.Contains(p.Output(), s) }
 	p.Eventually(func() bool { return has("serving the namespaces labelled team=" + team) }, "synced")
 	require.True(t, has("serving "+first+"/settings ("+first+" has 1)"), "the labelled namespace is served")

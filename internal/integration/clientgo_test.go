@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -29,14 +28,9 @@ func TestClientGoControllerDeleteWhileDisconnected(t *testing.T) {
 	admin := clientset(t, env.Config())
 	ns := testutil.Namespace(t, admin)
 	ctx := testutil.Context(t, 2*time.Minute)
-	for i := range 3 {
-		_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
+	createNumbered(ctx, t, admin, ns, 0, 3)
 
-	net := newFaults("configmaps")
-	cfg := env.Config()
-	cfg.WrapTransport = net.wrap
+	net, cfg := withFaults(env, "configmaps")
 	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	informer := clientgo.SharedIndexInformer(informers.Informer[*corev1.ConfigMap](f))
 

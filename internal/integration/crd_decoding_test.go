@@ -154,9 +154,7 @@ func TestDisableWatchListLists(t *testing.T) {
 		{"informer", false, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := &wire{}
-			cfg := env.Config()
-			cfg.WrapTransport = w.wrap
+			w, cfg := recorded(env)
 			f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: s, Namespace: ns, Backoff: fastBackoff, DisableWatchList: tc.factory})
 			typed := informers.InformerWith(f, informers.Options[*Gadget]{DisableWatchList: tc.options})
 			untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr, DisableWatchList: tc.options})

@@ -125,9 +125,7 @@ func TestCustomResource(t *testing.T) {
 	require.NoError(t, err)
 	ctx := testutil.Context(t, 2*time.Minute)
 
-	w := &wire{}
-	cfg := env.Config()
-	cfg.WrapTransport = w.wrap
+	w, cfg := recorded(env)
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: gadgetScheme(t), Namespace: ns, Backoff: fastBackoff})
 	typed := informers.Informer[*Gadget](f)
 	require.NoError(t, typed.Err())

@@ -89,9 +89,7 @@ func TestMetadataDecoded(t *testing.T) {
 	cs := clientset(t, env.Config())
 	ns := testutil.Namespace(t, cs)
 	createLabeled(t, env, ns, 5)
-	w := &wire{}
-	cfg := env.Config()
-	cfg.WrapTransport = w.wrap
+	w, cfg := recorded(env)
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff, RESTConfig: cfg})
 	inf := informers.InformerWith(f, informers.Options[*metav1.PartialObjectMetadata]{Resource: corev1.SchemeGroupVersion.WithResource("configmaps")})
 	testutil.StartFactory(t, f)

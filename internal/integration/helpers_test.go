@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -21,6 +23,43 @@ import (
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
+
+// createNumbered creates the config maps cm-from to cm-(to-1) in ns.
+func createNumbered(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns string, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+}
+
+// labelNamespace sets the label key of namespace ns to value.
+func labelNamespace(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, key, value string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
+	_, err := cs.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	require.NoError(t, err)
+}
+
+// withFaults returns a configuration of env whose requests for resource
+// go through net, which a test cuts and heals.
+func withFaults(env *testenv.Env, resource string) (net *faults, cfg *rest.Config) {
+	net = newFaults(resource)
+	cfg = env.Config()
+	cfg.WrapTransport = net.wrap
+	return net, cfg
+}
+
+// trackConfigMaps returns f's informer of config maps, with a tracker as
+// a handler, and the handler's registration.
+func trackConfigMaps(t *testing.T, f *informers.Factory) (*informers.SharedInformer[*corev1.ConfigMap], *tracker[*corev1.ConfigMap], *informers.Registration[*corev1.ConfigMap]) {
+	t.Helper()
+	inf := informers.Informer[*corev1.ConfigMap](f)
+	seen := newTracker[*corev1.ConfigMap]()
+	reg, err := inf.AddHandler(seen)
+	require.NoError(t, err)
+	return inf, seen, reg
+}
 
 // fastBackoff makes informers retry quickly.
 var fastBackoff = &wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Cap: time.Second, Steps: 1 << 20, Jitter: 0.5}
@@ -169,6 +208,14 @@ type wire struct {
 type exchange struct {
 	method, url, contentType string
 	status                   int
+}
+
+// recorded returns a configuration of env whose requests w records.
+func recorded(env *testenv.Env) (*wire, *rest.Config) {
+	w := &wire{}
+	cfg := env.Config()
+	cfg.WrapTransport = w.wrap
+	return w, cfg
 }
 
 func (w *wire) wrap(rt http.RoundTripper) http.RoundTripper {

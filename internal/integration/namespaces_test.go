@@ -15,7 +15,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
@@ -35,17 +34,10 @@ func TestNamespaceSelectorFollowsLabels(t *testing.T) {
 	// never selected.
 	team := fmt.Sprintf("team-%d", time.Now().UnixNano())
 	namespaces := []string{testutil.Namespace(t, admin), testutil.Namespace(t, admin), testutil.Namespace(t, admin)}
-	label := func(ns, value string) {
-		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, team, value)
-		_, err := admin.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-		require.NoError(t, err)
-	}
+	label := func(ns, value string) { labelNamespace(ctx, t, admin, ns, team, value) }
 	for n, ns := range namespaces {
 		label(ns, []string{"a", "b", "b"}[n])
-		for i := range 5 {
-			_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
-			require.NoError(t, err)
-		}
+		createNumbered(ctx, t, admin, ns, 0, 5)
 	}
 
 	f := informers.NewFactoryWith(admin, informers.FactoryOptions{Backoff: fastBackoff})
@@ -109,18 +101,11 @@ func TestNamespaceSelectorPerNamespaceRoles(t *testing.T) {
 	for n := range namespaces {
 		namespaces[n] = testutil.Namespace(t, admin)
 	}
-	label := func(ns, value string) {
-		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, team, value)
-		_, err := admin.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-		require.NoError(t, err)
-	}
+	label := func(ns, value string) { labelNamespace(ctx, t, admin, ns, team, value) }
 	// Selected: 0, 1, 2. Readable: 0, 1, 3.
 	for n, ns := range namespaces {
 		label(ns, map[bool]string{true: "a", false: "b"}[n < 3])
-		for i := range 5 {
-			_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
-			require.NoError(t, err)
-		}
+		createNumbered(ctx, t, admin, ns, 0, 5)
 	}
 	home := namespaces[0]
 	sa, err := admin.CoreV1().ServiceAccounts(home).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "teams"}}, metav1.CreateOptions{})

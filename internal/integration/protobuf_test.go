@@ -35,9 +35,7 @@ func TestProtobufOnTheWire(t *testing.T) {
 			env := testenv.Shared(t)
 			ns := testutil.Namespace(t, clientset(t, env.Config()))
 			createConfigMaps(t, env, ns, 5)
-			w := &wire{}
-			cfg := env.Config()
-			cfg.WrapTransport = w.wrap
+			w, cfg := recorded(env)
 			opts := informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff}
 			var f *informers.Factory
 			if viaConfig {

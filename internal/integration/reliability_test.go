@@ -27,14 +27,9 @@ func TestEmptyNamespaceResumes(t *testing.T) {
 	ns := testutil.Namespace(t, admin)
 	ctx := testutil.Context(t, 2*time.Minute)
 
-	net := newFaults("configmaps")
-	cfg := env.Config()
-	cfg.WrapTransport = net.wrap
+	net, cfg := withFaults(env, "configmaps")
 	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
-	inf := informers.Informer[*corev1.ConfigMap](f)
-	seen := newTracker[*corev1.ConfigMap]()
-	reg, err := inf.AddHandler(seen)
-	require.NoError(t, err)
+	inf, seen, reg := trackConfigMaps(t, f)
 	testutil.StartFactory(t, f)
 	require.NoError(t, reg.WaitForSync(ctx))
 	synced := inf.LastSyncResourceVersion()

@@ -27,19 +27,11 @@ func TestRelistAfterCompaction(t *testing.T) {
 	ns := testutil.Namespace(t, admin)
 	ctx := testutil.Context(t, 2*time.Minute)
 	const n = 30
-	for i := range n {
-		_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
+	createNumbered(ctx, t, admin, ns, 0, n)
 
-	net := newFaults("configmaps")
-	cfg := env.Config()
-	cfg.WrapTransport = net.wrap
+	net, cfg := withFaults(env, "configmaps")
 	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
-	inf := informers.Informer[*corev1.ConfigMap](f)
-	seen := newTracker[*corev1.ConfigMap]()
-	reg, err := inf.AddHandler(seen)
-	require.NoError(t, err)
+	inf, seen, reg := trackConfigMaps(t, f)
 	testutil.StartFactory(t, f)
 	// The handler's registration, not the factory: the factory waits for
 	// caches, and initial adds may still be queued for the handler.
@@ -59,10 +51,7 @@ func TestRelistAfterCompaction(t *testing.T) {
 		_, err = admin.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
 		require.NoError(t, err)
 	}
-	for i := n; i < n+5; i++ { // created
-		_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
+	createNumbered(ctx, t, admin, ns, n, n+5) // created
 	require.NoError(t, env.Compact(ctx))
 	net.Heal()
 
@@ -88,10 +77,7 @@ func TestRestarts(t *testing.T) {
 	ctx := testutil.Context(t, 3*time.Minute)
 
 	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
-	inf := informers.Informer[*corev1.ConfigMap](f)
-	seen := newTracker[*corev1.ConfigMap]()
-	_, err := inf.AddHandler(seen)
-	require.NoError(t, err)
+	inf, seen, _ := trackConfigMaps(t, f)
 	testutil.StartFactory(t, f)
 	require.NoError(t, f.WaitForSync(ctx))
 

@@ -52,9 +52,7 @@ func TestWatchListIsUsed(t *testing.T) {
 	ns := testutil.Namespace(t, clientset(t, env.Config()))
 	createConfigMaps(t, env, ns, 50)
 
-	w := &wire{}
-	cfg := env.Config()
-	cfg.WrapTransport = w.wrap
+	w, cfg := recorded(env)
 	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	testutil.StartFactory(t, f)
@@ -73,9 +71,7 @@ func TestListAndWatchWhenWatchListIsOff(t *testing.T) {
 	ns := testutil.Namespace(t, clientset(t, env.Config()))
 	createConfigMaps(t, env, ns, 50)
 
-	w := &wire{}
-	cfg := env.Config()
-	cfg.WrapTransport = w.wrap
+	w, cfg := recorded(env)
 	lw := informers.FromClient[*corev1.ConfigMap](clientset(t, cfg).CoreV1().ConfigMaps(ns))
 	lw.DisableWatchList = true
 	inf, err := informers.NewInformer(lw, informers.Options[*corev1.ConfigMap]{PageSize: 20, Backoff: fastBackoff})
@@ -97,9 +93,7 @@ func TestFallbackWhenServerRefusesWatchList(t *testing.T) {
 	ns := testutil.Namespace(t, clientset(t, env.Config()))
 	createConfigMaps(t, env, ns, 20)
 
-	w := &wire{}
-	cfg := env.Config()
-	cfg.WrapTransport = w.wrap
+	w, cfg := recorded(env)
 	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	testutil.StartFactory(t, f)

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
+	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/internal/testutil"
 )
 
@@ -54,6 +58,12 @@ func Start(t *testing.T, run func(ctx context.Context, out io.Writer) error) *Pr
 	return p
 }
 
+// Run starts an example's run function with cfg and opts, as Start does.
+func Run[O any](t *testing.T, run func(context.Context, *rest.Config, io.Writer, O) error, cfg *rest.Config, opts O) *Program {
+	t.Helper()
+	return Start(t, func(ctx context.Context, out io.Writer) error { return run(ctx, cfg, out, opts) })
+}
+
 // Stop cancels run's context and waits for it to return nil.
 func (p *Program) Stop() {
 	p.t.Helper()
@@ -89,6 +99,13 @@ func (p *Program) Eventually(cond func() bool, msg string, args ...any) {
 	}
 }
 
+// EventuallyPrints waits until run's output contains text, failing the
+// test as Eventually does.
+func (p *Program) EventuallyPrints(text string) {
+	p.t.Helper()
+	p.Eventually(func() bool { return strings.Contains(p.Output(), text) }, "run prints %q", text)
+}
+
 type writer Program
 
 func (w *writer) Write(b []byte) (int, error) {
@@ -96,6 +113,25 @@ func (w *writer) Write(b []byte) (int, error) {
 	defer w.mu.Unlock()
 	return w.out.Write(b)
 }
+
+// Cluster is the shared test control plane as an example's test reaches
+// it: the configuration its run function takes, and a client for the
+// test's own requests.
+type Cluster struct {
+	Config *rest.Config
+	Client *kubernetes.Clientset
+}
+
+// Shared returns the package's shared control plane (see testenv.Shared)
+// and a client of it.
+func Shared(t *testing.T) Cluster {
+	t.Helper()
+	cfg := testenv.Shared(t).Config()
+	return Cluster{Config: cfg, Client: kubernetes.NewForConfigOrDie(cfg)}
+}
+
+// Namespace creates a namespace that is deleted when the test ends.
+func (c Cluster) Namespace(t *testing.T) string { return testutil.Namespace(t, c.Client) }
 
 // Context returns a context that ends with the test, or after Timeout.
 func Context(t *testing.T) context.Context { return testutil.Context(t, Timeout) }

@@ -5,7 +5,6 @@ package podcounttest
 import (
 	"context"
 	"io"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,7 +34,7 @@ func Check(t *testing.T, run func(ctx context.Context, cfg *rest.Config, out io.
 	p := exampletest.Start(t, func(ctx context.Context, out io.Writer) error {
 		return run(ctx, env.Config(), out, podcount.Options{Namespace: ns, Workers: 2})
 	})
-	p.Eventually(func() bool { return strings.Contains(p.Output(), "counting pods") }, "synced")
+	p.EventuallyPrints("counting pods")
 	// says returns whether the ConfigMap has count and pods.
 	says := func(count, pods string) func() bool {
 		return func() bool {
