@@ -142,3 +142,18 @@ func chainOptional[T Object](first, second TransformFunc[T]) TransformFunc[T] {
 	}
 	return Chain(first, second)
 }
+
+// checkNamespaceMode rejects a mode that is not one, and a watch per
+// namespace of a sharded informer.
+func (c config[T]) checkNamespaceMode() error {
+	switch c.namespaceMode {
+	case NamespaceModeAuto, NamespaceModeClusterWide:
+		return nil
+	case NamespaceModePerNamespace:
+		if c.shard != nil && c.filter.namespaces != nil {
+			return fmt.Errorf("NamespaceModePerNamespace does not combine with Shard: use NamespaceModeClusterWide or NamespaceModeAuto")
+		}
+		return nil
+	}
+	return fmt.Errorf("%v is not a NamespaceMode", c.namespaceMode)
+}

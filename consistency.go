@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 )
 
 // ConsistencyError says that a cache, or a handler, does not show a write
@@ -54,3 +55,36 @@ func (e *ConsistencyError) Error() string {
 }
 
 func (e *ConsistencyError) Unwrap() error { return e.Err }
+
+// VersionError says that a resource version cannot be compared with
+// another (KEP-5504): it is not a decimal number as servers backed by etcd
+// give, so waiting for a cache to reach it might never end. Waits return it
+// at once.
+type VersionError struct {
+	Resource string
+	// Version is the version that does not compare: the one waited for,
+	// or, with Cached set, the one the cache is at.
+	Version string
+	Cached  bool
+	Err     error
+}
+
+func (e *VersionError) Error() string {
+	whose := "resource version"
+	if e.Cached {
+		whose = "cache's resource version"
+	}
+	return message("%s: %s %q cannot be compared with others (not a version of a server that follows KEP-5504): %v", e.Resource, whose, e.Version, e.Err)
+}
+
+func (e *VersionError) Unwrap() error { return e.Err }
+
+// compareVersions compares resource versions a and b as KEP-5504 allows:
+// -1, 0 or 1 as a is older than, the same as or newer than b.
+func compareVersions(a, b string) (int, error) {
+	return resourceversion.CompareResourceVersion(a, b)
+}
+
+// beforeAll reports whether v, a cache's version, comes before every
+// version: a source with no write yet lists at "0".
+func beforeAll(v string) bool { return v == "0" }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/semaphore"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
@@ -350,3 +351,29 @@ func (f *Factory) grace() time.Duration {
 // defaultShutdownGracePeriod is the default of
 // FactoryOptions.ShutdownGracePeriod.
 const defaultShutdownGracePeriod = 30 * time.Second
+
+// factoryDefaultsFor returns the factory options that are the defaults of
+// an informer of resource: the factory's NamespaceSelector is not one of
+// the Namespace informer's, which it needs.
+func factoryDefaultsFor(f FactoryOptions, resource schema.GroupVersionResource) FactoryOptions {
+	if resource == namespacesResource {
+		f.NamespaceSelector, f.NamespaceMode = "", NamespaceModeAuto
+	}
+	return f
+}
+
+// namespaceSource returns the factory's Namespace informer, which an
+// informer configured by c follows, or nil if c selects no namespaces.
+func namespaceSource[T Object](f *Factory, c config[T]) (*SharedInformer[*corev1.Namespace], error) {
+	if c.filter.namespaces == nil {
+		return nil, nil
+	}
+	if c.resource == namespacesResource {
+		return nil, errorf("NamespaceSelector on an informer of namespaces: use LabelSelector")
+	}
+	source := Informer[*corev1.Namespace](f)
+	if err := source.Err(); err != nil {
+		return nil, fmt.Errorf("NamespaceSelector %s needs the factory's Namespace informer: %w", c.sel.namespaces, err)
+	}
+	return source, nil
+}

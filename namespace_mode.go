@@ -49,21 +49,6 @@ func (m NamespaceMode) String() string {
 	return fmt.Sprintf("NamespaceMode(%d)", int(m))
 }
 
-// checkNamespaceMode rejects a mode that is not one, and a watch per
-// namespace of a sharded informer.
-func (c config[T]) checkNamespaceMode() error {
-	switch c.namespaceMode {
-	case NamespaceModeAuto, NamespaceModeClusterWide:
-		return nil
-	case NamespaceModePerNamespace:
-		if c.shard != nil && c.filter.namespaces != nil {
-			return fmt.Errorf("NamespaceModePerNamespace does not combine with Shard: use NamespaceModeClusterWide or NamespaceModeAuto")
-		}
-		return nil
-	}
-	return fmt.Errorf("%v is not a NamespaceMode", c.namespaceMode)
-}
-
 // autoMode returns the mode NamespaceModeAuto chooses for an informer
 // selecting selected of all namespaces.
 func autoMode(selected, all int, only, sharded bool) NamespaceMode {
@@ -74,15 +59,4 @@ func autoMode(selected, all int, only, sharded bool) NamespaceMode {
 		return NamespaceModePerNamespace
 	}
 	return NamespaceModeClusterWide
-}
-
-// NamespaceMode returns how an informer with a NamespaceSelector watches:
-// NamespaceModePerNamespace or NamespaceModeClusterWide once it has
-// started and chosen, and NamespaceModeAuto before (or without a
-// NamespaceSelector).
-func (i *SharedInformer[T]) NamespaceMode() NamespaceMode {
-	if i.namespaces == nil {
-		return NamespaceModeAuto
-	}
-	return NamespaceMode(i.namespaces.mode.Load())
 }

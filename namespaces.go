@@ -2,7 +2,6 @@ package informers
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -11,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
 	"github.com/kubetyped/informers/internal/dispatch"
@@ -215,21 +213,6 @@ func runNamespaceScoped[T Object](ctx context.Context, i *SharedInformer[T], sta
 	}
 }
 
-// runUntil runs refl until wait returns, or ctx ends, then stops it and
-// returns the version it reached.
-func runUntil(ctx context.Context, refl runner, wait func()) string {
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		refl.Run(rctx)
-	}()
-	wait()
-	cancel()
-	<-done
-	return refl.LastSyncResourceVersion()
-}
-
 // namespaceSink sits between a reflector and the informer's writer: it
 // drops objects of namespaces outside its selection (and outside its
 // shard), evicts the cached objects of namespaces that left before its
@@ -328,28 +311,13 @@ func (w *writer[T]) evictNamespaces(want map[string]bool, exists func(string) bo
 // namespacesResource is the resource of Namespace objects.
 var namespacesResource = corev1.SchemeGroupVersion.WithResource("namespaces")
 
-// factoryDefaultsFor returns the factory options that are the defaults of
-// an informer of resource: the factory's NamespaceSelector is not one of
-// the Namespace informer's, which it needs.
-func factoryDefaultsFor(f FactoryOptions, resource schema.GroupVersionResource) FactoryOptions {
-	if resource == namespacesResource {
-		f.NamespaceSelector, f.NamespaceMode = "", NamespaceModeAuto
+// NamespaceMode returns how an informer with a NamespaceSelector watches:
+// NamespaceModePerNamespace or NamespaceModeClusterWide once it has
+// started and chosen, and NamespaceModeAuto before (or without a
+// NamespaceSelector).
+func (i *SharedInformer[T]) NamespaceMode() NamespaceMode {
+	if i.namespaces == nil {
+		return NamespaceModeAuto
 	}
-	return f
-}
-
-// namespaceSource returns the factory's Namespace informer, which an
-// informer configured by c follows, or nil if c selects no namespaces.
-func namespaceSource[T Object](f *Factory, c config[T]) (*SharedInformer[*corev1.Namespace], error) {
-	if c.filter.namespaces == nil {
-		return nil, nil
-	}
-	if c.resource == namespacesResource {
-		return nil, errorf("NamespaceSelector on an informer of namespaces: use LabelSelector")
-	}
-	source := Informer[*corev1.Namespace](f)
-	if err := source.Err(); err != nil {
-		return nil, fmt.Errorf("NamespaceSelector %s needs the factory's Namespace informer: %w", c.sel.namespaces, err)
-	}
-	return source, nil
+	return NamespaceMode(i.namespaces.mode.Load())
 }

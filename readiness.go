@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 	"slices"
 	"sync"
 )
@@ -145,10 +144,4 @@ func notReadyOne(s Syncer) error {
 		}
 	}
 	return nil
-}
-
-// isNil reports whether obj is a nil interface or a nil pointer.
-func isNil[T any](obj T) bool {
-	v := reflect.ValueOf(obj)
-	return !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil()
 }

@@ -123,27 +123,3 @@ func (s selection) narrow(tweak func(*metav1.ListOptions)) func(*metav1.ListOpti
 		}
 	}
 }
-
-// excludes reports whether the informer cannot hold obj: its namespace,
-// its selectors, its namespace selection or its shard leave it out. It reports false where it
-// cannot tell.
-func (i *SharedInformer[T]) excludes(obj T) bool {
-	f := i.filter
-	if f.namespaceKnown && f.namespace != "" && obj.GetNamespace() != f.namespace {
-		return true
-	}
-	if f.labels != nil && !f.labels.Matches(labels.Set(obj.GetLabels())) {
-		return true
-	}
-	if f.fields != nil && !f.fields.Matches(fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()}) {
-		return true
-	}
-	if !i.namespaces.holds(obj.GetNamespace()) {
-		return true
-	}
-	if i.shard != nil {
-		shard, _ := i.shard.current()
-		return !shard.Contains(obj)
-	}
-	return false
-}

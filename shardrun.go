@@ -266,3 +266,18 @@ func (s *shardSink[T]) keep(obj T) bool {
 	s.st.observe(shard.FilterClient, "an object outside the shard arrived: the server ignores shard selectors")
 	return false
 }
+
+// runUntil runs refl until wait returns, or ctx ends, then stops it and
+// returns the version it reached.
+func runUntil(ctx context.Context, refl runner, wait func()) string {
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		refl.Run(rctx)
+	}()
+	wait()
+	cancel()
+	<-done
+	return refl.LastSyncResourceVersion()
+}

@@ -1,12 +1,9 @@
 package informers
 
 import (
-	"context"
 	"strconv"
 	"sync"
 	"time"
-
-	"k8s.io/klog/v2"
 )
 
 // StalenessOptions turns on an informer's staleness monitor (set
@@ -113,59 +110,6 @@ func newStalenessMonitor(o *StalenessOptions) *stalenessMonitor {
 	return m
 }
 
-// startStalenessMonitor runs the informer's staleness monitor, if it has
-// one, until ctx ends; the channel it returns is closed once it has.
-func (i *SharedInformer[T]) startStalenessMonitor(ctx context.Context) <-chan struct{} {
-	done := make(chan struct{})
-	if i.staleness == nil {
-		close(done)
-		return done
-	}
-	go func() {
-		defer close(done)
-		i.monitorStaleness(ctx)
-	}()
-	return done
-}
-
-// monitorStaleness probes the server every interval, once the cache has
-// synced, and passes the staleness to the informer's metrics.
-func (i *SharedInformer[T]) monitorStaleness(ctx context.Context) {
-	m := i.staleness
-	select {
-	case <-i.writer.syncedChan():
-	case <-ctx.Done():
-		return
-	}
-	sm, _ := i.metrics.(StalenessMetrics)
-	log := klog.FromContext(ctx)
-	tick := time.NewTicker(m.opts.Interval)
-	defer tick.Stop()
-	for {
-		probeCtx, cancel := context.WithTimeout(ctx, max(m.opts.Interval, 10*time.Second))
-		rv, err := i.serverVersion(probeCtx)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		m.observe(i.cfg.desc, rv, time.Now(), err)
-		st, _ := i.stalenessNow()
-		if sm != nil {
-			sm.Staleness(st)
-		}
-		if stale, changed := m.crossed(st); changed && stale {
-			log.Info("Cache is stale", "lag", st.Lag.Round(time.Millisecond), "threshold", m.opts.Threshold, "cacheVersion", st.CacheVersion, "serverVersion", st.ServerVersion)
-		} else if changed {
-			log.Info("Cache caught up with the server", "cacheVersion", st.CacheVersion)
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
 // observe records what a probe at time at returned.
 func (m *stalenessMonitor) observe(resource, rv string, at time.Time, err error) {
 	m.mu.Lock()
@@ -232,23 +176,4 @@ func (m *stalenessMonitor) crossed(st Staleness) (stale, changed bool) {
 // over reports whether st lags past the threshold, if there is one.
 func (m *stalenessMonitor) over(st Staleness) bool {
 	return m.opts.Threshold > 0 && st.Lag > m.opts.Threshold
-}
-
-// stalenessNow returns the informer's staleness now, and false if it has
-// no staleness monitor.
-func (i *SharedInformer[T]) stalenessNow() (Staleness, bool) {
-	if i.staleness == nil {
-		return Staleness{}, false
-	}
-	return i.staleness.measure(i.cfg.desc, i.version.Get(), time.Now()), true
-}
-
-// staleErr returns a *StalenessError if the cache lags the server by more
-// than the threshold of its staleness monitor.
-func (i *SharedInformer[T]) staleErr() error {
-	st, ok := i.stalenessNow()
-	if !ok || !i.staleness.over(st) {
-		return nil
-	}
-	return &StalenessError{Resource: i.cfg.desc, Staleness: st, Threshold: i.staleness.opts.Threshold}
 }

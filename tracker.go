@@ -8,6 +8,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -313,4 +315,28 @@ func (t *Tracker[T]) shows(w write, have string) (bool, error) {
 		return false, nil
 	}
 	return t.inf.reached(cached.GetResourceVersion(), w.rv)
+}
+
+// excludes reports whether the informer cannot hold obj: its namespace,
+// its selectors, its namespace selection or its shard leave it out. It reports false where it
+// cannot tell.
+func (i *SharedInformer[T]) excludes(obj T) bool {
+	f := i.filter
+	if f.namespaceKnown && f.namespace != "" && obj.GetNamespace() != f.namespace {
+		return true
+	}
+	if f.labels != nil && !f.labels.Matches(labels.Set(obj.GetLabels())) {
+		return true
+	}
+	if f.fields != nil && !f.fields.Matches(fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()}) {
+		return true
+	}
+	if !i.namespaces.holds(obj.GetNamespace()) {
+		return true
+	}
+	if i.shard != nil {
+		shard, _ := i.shard.current()
+		return !shard.Contains(obj)
+	}
+	return false
 }

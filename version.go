@@ -2,38 +2,7 @@ package informers
 
 import (
 	"context"
-
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 )
-
-// VersionError says that a resource version cannot be compared with
-// another (KEP-5504): it is not a decimal number as servers backed by etcd
-// give, so waiting for a cache to reach it might never end. Waits return it
-// at once.
-type VersionError struct {
-	Resource string
-	// Version is the version that does not compare: the one waited for,
-	// or, with Cached set, the one the cache is at.
-	Version string
-	Cached  bool
-	Err     error
-}
-
-func (e *VersionError) Error() string {
-	whose := "resource version"
-	if e.Cached {
-		whose = "cache's resource version"
-	}
-	return message("%s: %s %q cannot be compared with others (not a version of a server that follows KEP-5504): %v", e.Resource, whose, e.Version, e.Err)
-}
-
-func (e *VersionError) Unwrap() error { return e.Err }
-
-// compareVersions compares resource versions a and b as KEP-5504 allows:
-// -1, 0 or 1 as a is older than, the same as or newer than b.
-func compareVersions(a, b string) (int, error) {
-	return resourceversion.CompareResourceVersion(a, b)
-}
 
 // WaitForVersion waits until the cache has applied every event of its
 // resource up to resource version rv, as returned by a write: a lister
@@ -72,10 +41,6 @@ func (i *SharedInformer[T]) WaitForVersion(ctx context.Context, rv string) error
 		}
 	}
 }
-
-// beforeAll reports whether v, a cache's version, comes before every
-// version: a source with no write yet lists at "0".
-func beforeAll(v string) bool { return v == "0" }
 
 // reached reports whether have, the cache's version, is rv or later.
 func (i *SharedInformer[T]) reached(have, rv string) (bool, error) {
