@@ -35,6 +35,24 @@ func pod(ns, name string, labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}}
 }
 
+// newPodInformer returns an informer of src's pods, which retries at once.
+func newPodInformer(t *testing.T, src *podSource) *informers.SharedInformer[*corev1.Pod] {
+	t.Helper()
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	require.NoError(t, err)
+	return inf
+}
+
+// runSynced runs an informer of src's pods until the test ends and waits
+// for its sync.
+func runSynced(t *testing.T, src *podSource) *informers.SharedInformer[*corev1.Pod] {
+	t.Helper()
+	inf := newPodInformer(t, src)
+	testutil.Run(t, inf)
+	waitSynced(t, inf)
+	return inf
+}
+
 func mustAdd(t *testing.T, src *podSource, objs ...*corev1.Pod) {
 	t.Helper()
 	for _, o := range objs {

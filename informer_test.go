@@ -29,8 +29,7 @@ func TestInitialListThenWatch(t *testing.T) {
 			src := newPodSource()
 			src.RefuseWatchList(!streaming)
 			mustAdd(t, src, pod("a", "x", nil), pod("a", "y", nil), pod("b", "z", nil))
-			inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-			require.NoError(t, err)
+			inf := newPodInformer(t, src)
 			rec := &recorder{}
 			reg, err := inf.AddHandler(rec)
 			require.NoError(t, err)
@@ -165,8 +164,7 @@ func TestWatchListFallback(t *testing.T) {
 	src := newPodSource()
 	src.RefuseWatchList(true)
 	mustAdd(t, src, pod("a", "x", nil))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-	require.NoError(t, err)
+	inf := newPodInformer(t, src)
 	var errs atomic.Int32
 	testutil.Run(t, inf)
 	waitSynced(t, inf)
@@ -180,10 +178,7 @@ func TestWatchListFallback(t *testing.T) {
 func TestLateHandler(t *testing.T) {
 	src := newPodSource()
 	mustAdd(t, src, pod("a", "x", nil), pod("a", "y", nil))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-	require.NoError(t, err)
-	testutil.Run(t, inf)
-	waitSynced(t, inf)
+	inf := runSynced(t, src)
 
 	rec := &recorder{}
 	reg, err := inf.AddHandler(rec)
@@ -199,8 +194,7 @@ func TestLateHandler(t *testing.T) {
 
 func TestRemoveHandlerWhileEventsFlow(t *testing.T) {
 	src := newPodSource()
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-	require.NoError(t, err)
+	inf := newPodInformer(t, src)
 	var removedCalls, keptCalls atomic.Int64
 	removed, err := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) { removedCalls.Add(1) }})
 	require.NoError(t, err)
@@ -234,10 +228,9 @@ func TestRemoveHandlerWhileEventsFlow(t *testing.T) {
 func TestResync(t *testing.T) {
 	src := newPodSource()
 	mustAdd(t, src, pod("a", "x", nil), pod("a", "y", nil))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-	require.NoError(t, err)
+	inf := newPodInformer(t, src)
 	resynced, plain := &recorder{}, &recorder{}
-	_, err = inf.AddHandler(resynced, informers.WithResync(20*time.Millisecond))
+	_, err := inf.AddHandler(resynced, informers.WithResync(20*time.Millisecond))
 	require.NoError(t, err)
 	_, err = inf.AddHandler(plain)
 	require.NoError(t, err)
@@ -377,13 +370,12 @@ func TestWaitForSyncDeadline(t *testing.T) {
 	src := newPodSource()
 	src.FailList(apierrors.NewServiceUnavailable("etcd is down"))
 	src.FailWatch(apierrors.NewServiceUnavailable("etcd is down"))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-	require.NoError(t, err)
+	inf := newPodInformer(t, src)
 	testutil.Run(t, inf)
 	testutil.Eventually(t, func() bool { return inf.LastError() != nil }, "the list failed")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	err = inf.WaitForSync(ctx)
+	err := inf.WaitForSync(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.True(t, apierrors.IsServiceUnavailable(err), "says why: %v", err)
 }
@@ -431,8 +423,7 @@ func TestPanickingHandler(t *testing.T) {
 // other handlers keep up, and its backlog is visible.
 func TestStuckHandler(t *testing.T) {
 	src := newPodSource()
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-	require.NoError(t, err)
+	inf := newPodInformer(t, src)
 	release := make(chan struct{})
 	entered := make(chan struct{}, 1)
 	stuck, err := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) {

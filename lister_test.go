@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubetyped/informers"
-	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestLister(t *testing.T) {
@@ -22,10 +21,7 @@ func TestLister(t *testing.T) {
 		pod("a", "db-0", map[string]string{"app": "db"}),
 		pod("b", "web-0", map[string]string{"app": "web"}),
 	)
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-	require.NoError(t, err)
-	testutil.Run(t, inf)
-	waitSynced(t, inf)
+	inf := runSynced(t, src)
 	l := inf.Lister()
 	web := labels.SelectorFromSet(labels.Set{"app": "web"})
 
@@ -89,12 +85,9 @@ func TestLister(t *testing.T) {
 func TestListerWrongScope(t *testing.T) {
 	src := newPodSource()
 	mustAdd(t, src, pod("a", "web", nil))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-	require.NoError(t, err)
-	testutil.Run(t, inf)
-	waitSynced(t, inf)
+	inf := runSynced(t, src)
 
-	_, err = inf.Lister().Get("web")
+	_, err := inf.Lister().Get("web")
 	var scope *informers.ScopeError
 	require.ErrorAs(t, err, &scope)
 	assert.True(t, scope.Namespaced)

@@ -95,8 +95,7 @@ func TestMergeByKeyEndsInTheCacheState(t *testing.T) {
 			for n := range objects / 2 {
 				mustAdd(t, src, pod("ns", fmt.Sprint("p", n), nil))
 			}
-			inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-			require.NoError(t, err)
+			inf := newPodInformer(t, src)
 			f := newStateFollower()
 			reg, err := inf.AddHandler(f, informers.MergeByKey())
 			require.NoError(t, err)

@@ -28,14 +28,11 @@ func addPod(t *testing.T, src *podSource, p *corev1.Pod) *corev1.Pod {
 func TestWaitForVersion(t *testing.T) {
 	src := newPodSource()
 	mustAdd(t, src, pod("a", "old", nil))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
-	require.NoError(t, err)
-	testutil.Run(t, inf)
-	waitSynced(t, inf)
+	inf := runSynced(t, src)
 
 	src.StallWatches(true)
 	p := addPod(t, src, pod("a", "new", nil))
-	err = inf.WaitForVersion(testutil.Context(t, 50*time.Millisecond), p.ResourceVersion)
+	err := inf.WaitForVersion(testutil.Context(t, 50*time.Millisecond), p.ResourceVersion)
 	var ce *informers.ConsistencyError
 	require.ErrorAs(t, err, &ce, "the watch is stalled: the cache cannot reach the version")
 	assert.ErrorIs(t, err, context.DeadlineExceeded)

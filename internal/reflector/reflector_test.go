@@ -118,15 +118,28 @@ func runUntilCleanup(t *testing.T, r *Reflector[*corev1.Pod, *corev1.PodList]) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-func start(t *testing.T, s *scripted, sink *recordingSink, pageSize int64) *Reflector[*corev1.Pod, *corev1.PodList] {
-	t.Helper()
-	r := New[*corev1.Pod, *corev1.PodList](Config[*corev1.PodList]{
+// podServer is a scripted server of pods.
+type podServer interface {
+	list(context.Context, metav1.ListOptions) (*corev1.PodList, error)
+	watch(context.Context, metav1.ListOptions) (watch.Interface, error)
+}
+
+// podsConfig configures a reflector of the pods that s serves, which
+// retries at once.
+func podsConfig(s podServer) Config[*corev1.PodList] {
+	return Config[*corev1.PodList]{
 		Description: "pods",
 		List:        s.list,
 		Watch:       s.watch,
-		PageSize:    pageSize,
 		Backoff:     &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30},
-	}, sink)
+	}
+}
+
+func start(t *testing.T, s *scripted, sink *recordingSink, pageSize int64) *Reflector[*corev1.Pod, *corev1.PodList] {
+	t.Helper()
+	c := podsConfig(s)
+	c.PageSize = pageSize
+	r := New[*corev1.Pod, *corev1.PodList](c, sink)
 	runUntilCleanup(t, r)
 	return r
 }
@@ -322,15 +335,9 @@ func TestPageSizePagesEveryList(t *testing.T) {
 // startWithClock runs a reflector on a fake clock.
 func startWithClock(t *testing.T, s *scripted, sink *recordingSink, clk *clocktesting.FakeClock, watchList bool) {
 	t.Helper()
-	r := New[*corev1.Pod, *corev1.PodList](Config[*corev1.PodList]{
-		Description: "pods",
-		List:        s.list,
-		Watch:       s.watch,
-		WatchList:   watchList,
-		Backoff:     &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30},
-		Clock:       clk,
-	}, sink)
-	runUntilCleanup(t, r)
+	c := podsConfig(s)
+	c.WatchList, c.Clock = watchList, clk
+	runUntilCleanup(t, New[*corev1.Pod, *corev1.PodList](c, sink))
 }
 
 // stepUntil advances the fake clock by step whenever the reflector waits on
@@ -352,13 +359,9 @@ func stepUntil(t *testing.T, clk *clocktesting.FakeClock, step time.Duration, do
 func TestWatchListPublishesAfterSweep(t *testing.T) {
 	s := &scripted{watches: make(chan *watch.FakeWatcher, 10)}
 	sink := newSink()
-	r := New[*corev1.Pod, *corev1.PodList](Config[*corev1.PodList]{
-		Description: "pods",
-		List:        s.list,
-		Watch:       s.watch,
-		WatchList:   true,
-		Backoff:     &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30},
-	}, sink)
+	c := podsConfig(s)
+	c.WatchList = true
+	r := New[*corev1.Pod, *corev1.PodList](c, sink)
 	var atFinish string
 	sink.onFinish = func() { atFinish = r.LastSyncResourceVersion() }
 	runUntilCleanup(t, r)
@@ -573,13 +576,9 @@ func TestRelistAfterRestartIsNotStale(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &restartedServer{exactOnly: tc.exactOnly, watches: make(chan *watch.FakeWatcher, 10)}
 			sink := newSink()
-			r := New[*corev1.Pod, *corev1.PodList](Config[*corev1.PodList]{
-				Description: "pods",
-				List:        s.list,
-				Watch:       s.watch,
-				PageSize:    tc.pageSize,
-				Backoff:     &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30},
-			}, sink)
+			c := podsConfig(s)
+			c.PageSize = tc.pageSize
+			r := New[*corev1.Pod, *corev1.PodList](c, sink)
 			runUntilCleanup(t, r)
 			w := <-s.watches
 			<-sink.synced
