@@ -52,6 +52,7 @@ type WidgetSpec struct {
 	Enabled  *bool                        `json:"enabled,omitempty"`
 	Note     *string                      `json:"note,omitempty"`
 	Since    *metav1.Time                 `json:"since,omitempty"`
+	Until    *metav1.Time                 `json:"until,omitempty"`
 	Micro    metav1.MicroTime             `json:"micro"`
 	Duration metav1.Duration              `json:"duration"`
 	Untagged string

@@ -83,7 +83,9 @@ func (u *Unstructured) object(pl *place, b []byte, i int) (map[string]any, error
 	case 'n':
 		return nil, nil
 	case '{':
+		u.d.begin(b)
 		m, _, err := u.d.anyObject(pl, b, i)
+		u.d.end()
 		return m, finish(err, nil)
 	}
 	return nil, &Error{Offset: i, Err: errors.New("cannot unmarshal a JSON value that is not an object into an unstructured object")}
