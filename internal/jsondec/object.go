@@ -67,7 +67,7 @@ func New(t reflect.Type, o Options) (*Decoder, error) {
 // Decode decodes b, the JSON of one object, into the zero object at p, as
 // sigs.k8s.io/json's UnmarshalCaseSensitivePreserveInts decodes it.
 func (dec *Decoder) Decode(p unsafe.Pointer, b []byte) error {
-	if !json.Valid(b) {
+	if !Valid(b) {
 		return syntaxError(b, dec.typ)
 	}
 	dec.mu.Lock()
@@ -75,7 +75,7 @@ func (dec *Decoder) Decode(p unsafe.Pointer, b []byte) error {
 	return dec.decode(p, b, ws(b, 0))
 }
 
-// DecodeValid is Decode for b known to be valid JSON (json.Valid), such
+// DecodeValid is Decode for b known to be valid JSON (Valid), such
 // as the object of a watch event validated whole.
 func (dec *Decoder) DecodeValid(p unsafe.Pointer, b []byte) error {
 	dec.mu.Lock()

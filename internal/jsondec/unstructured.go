@@ -1,7 +1,6 @@
 package jsondec
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -42,7 +41,7 @@ func errMissingKind(b []byte) error { return runtime.NewMissingKindErr(string(b)
 // decode into: an object with an "items" member is a list, any other an
 // object; one without a kind is an error.
 func (u *Unstructured) Decode(b []byte) (runtime.Object, error) {
-	if !json.Valid(b) {
+	if !Valid(b) {
 		return nil, syntaxError(b, nil)
 	}
 	i := ws(b, 0)
