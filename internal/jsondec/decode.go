@@ -30,7 +30,13 @@ func (d *decoder) value(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (
 	c := b[i]
 	switch n.kind {
 	case kTime:
-		return d.time(n, p, b, i)
+		end, err := d.time(n, p, b, i)
+		if loc := d.local(b); loc != nil && err == nil && d.temporary == 0 {
+			// A time held by pointer elsewhere in the object may be
+			// this one.
+			loc.Put(timeKind, d.hs.Hash(b[i:end]), i, end, share.Found{P: p, Interior: true})
+		}
+		return end, err
 	case kMethod:
 		end := skip(b, i)
 		u := reflect.NewAt(n.typ, p).Interface().(json.Unmarshaler)
@@ -213,6 +219,11 @@ func indexOf(f *field) int {
 	return f.index
 }
 
+// timeKind is the kind by which the object's memory knows times, held by
+// value or by pointer: a pointer to a time may point to an equal time the
+// object holds by value.
+var timeKind = unsafe.Pointer(new(byte))
+
 // pointer decodes a value held by pointer: shared with an equal one met
 // at pl if the decoder shares there, else into a new value.
 func (d *decoder) pointer(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (int, error) {
@@ -231,7 +242,11 @@ func (d *decoder) pointer(n *node, pl *place, p unsafe.Pointer, b []byte, i int)
 			break
 		}
 		end := skip(b, i)
-		if v, hit, m, ok := d.lookup(pl, kindOf(n, pl), b, i, end); ok {
+		kind := kindOf(n, pl)
+		if e.kind == kTime {
+			kind = timeKind
+		}
+		if v, hit, m, ok := d.lookup(pl, kind, b, i, end); ok {
 			if hit {
 				*pp = v.P
 				return end, nil
@@ -371,7 +386,10 @@ func (d *decoder) anyMap(n *node, pl, kpl *place, p unsafe.Pointer, b []byte, i 
 		j = vj
 		elem.SetZero()
 		var err error
-		if j, err = d.value(n.elem, pl.valuePlace(k, d.share), elem.Addr().UnsafePointer(), b, j); err != nil {
+		d.temporary++ // elem is copied into the map, then reused
+		j, err = d.value(n.elem, pl.valuePlace(k, d.share), elem.Addr().UnsafePointer(), b, j)
+		d.temporary--
+		if err != nil {
 			return 0, inField(err, k)
 		}
 		key.SetString(k)

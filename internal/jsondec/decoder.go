@@ -13,6 +13,13 @@ type decoder struct {
 	share bool
 	hs    share.Hasher
 	loc   share.Local
+	// temporary counts the values being decoded into a temporary that
+	// is copied, then reused: the object's memory must not point into
+	// them.
+	temporary int
+	// interiors counts the pointers into the object's own values handed
+	// out: a part holding one is remembered for this object only.
+	interiors int
 }
 
 func newDecoder(sharing bool) decoder {
@@ -67,12 +74,13 @@ func (d *decoder) local(b []byte) *share.Local { return d.loc.For(b) }
 // memo is where a part decoded from b[i:end] is looked up and remembered:
 // the table of its place and the memory of the object, by its kind.
 type memo struct {
-	t      *share.Table
-	loc    *share.Local
-	kind   unsafe.Pointer
-	h      uint64
-	b      []byte
-	i, end int
+	t         *share.Table
+	loc       *share.Local
+	kind      unsafe.Pointer
+	h         uint64
+	b         []byte
+	i, end    int
+	interiors int // the decoder's when the part began
 }
 
 // lookup looks for the part of kind kind encoded at b[i:end] in the
@@ -83,7 +91,7 @@ func (d *decoder) lookup(pl *place, kind unsafe.Pointer, b []byte, i, end int) (
 	if t == nil && loc == nil {
 		return v, false, m, false
 	}
-	m = memo{t: t, loc: loc, kind: kind, b: b, i: i, end: end}
+	m = memo{t: t, loc: loc, kind: kind, b: b, i: i, end: end, interiors: d.interiors}
 	enc := b[i:end]
 	if t != nil {
 		if v, hit, m.h = d.hs.Lookup(t, enc); hit {
@@ -94,7 +102,9 @@ func (d *decoder) lookup(pl *place, kind unsafe.Pointer, b []byte, i, end int) (
 	}
 	if loc != nil {
 		if v, hit = loc.Find(kind, m.h, i, end); hit {
-			if t != nil {
+			if v.Interior {
+				d.interiors++
+			} else if t != nil {
 				d.hs.Remember(t, enc, m.h, v)
 			}
 			return v, true, m, true
@@ -103,9 +113,11 @@ func (d *decoder) lookup(pl *place, kind unsafe.Pointer, b []byte, i, end int) (
 	return v, false, m, true
 }
 
-// remember has the table and the object's memory of m remember v.
+// remember has the table and the object's memory of m remember v; the
+// table only if v holds no pointer into the object's own values, which
+// would keep the whole object alive for others.
 func (d *decoder) remember(m memo, v share.Found) {
-	if m.t != nil {
+	if m.t != nil && d.interiors == m.interiors {
 		d.hs.Remember(m.t, m.b[m.i:m.end], m.h, v)
 	}
 	if m.loc != nil {

@@ -14,12 +14,14 @@ import (
 )
 
 // repeatingWidget is a widget whose parts repeat within it: a part, its
-// conditions, a time and a name, at several places.
+// conditions, a time and a name, at several places. Its times held by
+// value in a map are decoded into a value copied into the map, then
+// reused, to which no pointer may point.
 const repeatingWidget = `{"kind":"Widget","apiVersion":"example.com/v1",
-"metadata":{"name":"w-0001","labels":{"app":"w-0001"},"managedFields":[
+"metadata":{"name":"w-0001","labels":{"app":"w-0001"},"creationTimestamp":"2026-01-02T03:04:05Z","managedFields":[
 {"manager":"m","operation":"Update","apiVersion":"example.com/v1","time":"2026-01-02T03:04:05Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:owner":{}}}},
 {"manager":"n","operation":"Update","apiVersion":"example.com/v1","time":"2026-01-02T03:04:05Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:owner":{}}}}]},
-"spec":{"owner":"w-0001","since":"2026-01-02T03:04:05Z","until":"2026-01-02T03:04:05Z",
+"spec":{"owner":"w-0001","times":{"a":"2028-01-02T03:04:05Z","b":"2027-01-02T03:04:05Z"},"since":"2026-01-02T03:04:05Z","until":"2028-01-02T03:04:05Z",
 "items":[{"name":"w-0001","weight":1,"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-02T03:04:05Z","reason":"r","message":"m"}],"next":{"name":"n","weight":2,"next":{"name":"deep","weight":3}}},
 {"name":"w-0001","weight":1,"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-02T03:04:05Z","reason":"r","message":"m"}]}],
 "partPtrs":{"a":{"name":"n","weight":2,"next":{"name":"deep","weight":3}},"b":{"name":"n","weight":2,"next":{"name":"deep","weight":3}}},
@@ -59,9 +61,10 @@ func TestSharedWithinObject(t *testing.T) {
 				assert.Same(t, unsafe.SliceData(s.Items[0].Conditions), unsafe.SliceData(s.Items[1].Conditions), "equal slices")
 				assert.Same(t, unsafe.SliceData(s.Items[0].Conditions), unsafe.SliceData(got.Status.Conditions), "equal slices of one type at other places")
 				assert.Same(t, unsafe.StringData(got.Name), unsafe.StringData(s.Items[1].Name), "equal strings")
-				assert.Same(t, s.Since, s.Until, "equal times held by pointer")
+				assert.Same(t, &got.CreationTimestamp, s.Since, "a time held by pointer, equal to one held by value")
 				mf := got.ManagedFields
 				assert.Same(t, mf[0].FieldsV1, mf[1].FieldsV1, "equal managed fields")
+				assert.Same(t, &got.CreationTimestamp, mf[0].Time, "a time held by pointer, equal to one held by value")
 				if tc.wantNextNext {
 					assert.Same(t, s.Items[0].Next, s.PartPtrs["a"], "equal parts held by pointers of one type")
 				} else {

@@ -142,6 +142,10 @@ func NumPtr[N Number](t *Table, v N, key uint64) *N {
 type Found struct {
 	P    unsafe.Pointer
 	N, C int
+	// Interior marks a pointer into a value of the object being decoded
+	// (a field it holds by value), which Local may share within the
+	// object but tables never remember: the field may be decoded again.
+	Interior bool
 }
 
 // Lookup returns the value t remembers for encoding enc, if any, and the
@@ -159,7 +163,7 @@ func (hs *Hasher) Lookup(t *Table, enc []byte) (v Found, hit bool, h uint64) {
 		return s.H2 == h2
 	})
 	if s != nil {
-		v = Found{s.P, s.N, s.C}
+		v = Found{P: s.P, N: s.N, C: s.C}
 	}
 	t.Count(s != nil)
 	return v, s != nil, h
