@@ -198,7 +198,9 @@ func AddApplications(s *runtime.Scheme) {
 // NewApplication returns the i-th of a fleet of applications, the same
 // for the same i and seed. Teams, repositories, clusters, policies and
 // statuses repeat across applications; names, UIDs, resource versions,
-// paths, image tags and revisions are unique.
+// paths, image tags and revisions are unique. Like every object an API
+// server serves, each has managed fields: its creator's and its
+// controller's, whose field sets repeat and whose times do not.
 func NewApplication(i int, seed uint64) *Application {
 	rng := rand.New(rand.NewPCG(seed, uint64(i)))
 	team := fmt.Sprintf("team-%02d", i%40)
@@ -264,8 +266,38 @@ func NewApplication(i int, seed uint64) *Application {
 			},
 		},
 	}
+	statusFields := applicationStatusFields
 	if i%10 == 0 {
 		a.Status.Conditions = []ApplicationCondition{{Type: "SyncError", Message: "Failed sync attempt: one or more objects failed to apply, reason: admission webhook denied the request", LastTransitionTime: &reconciled}}
+		statusFields = applicationStatusFieldsWithConditions
+	}
+	a.ManagedFields = []metav1.ManagedFieldsEntry{
+		{Manager: "argocd-server", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: ApplicationGV.String(),
+			Time: &a.CreationTimestamp, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(applicationSpecFields)}},
+		{Manager: "argocd-application-controller", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: ApplicationGV.String(),
+			Time: &reconciled, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(statusFields)}},
 	}
 	return a
 }
+
+// The managed fields an API server records for an application: the
+// fields its creator set (metadata and spec), and those the controller
+// updates (status; conditions only when it has some). Lists without list
+// keys are atomic, so their fields are owned whole.
+const (
+	applicationSpecFields = `{"f:metadata":{"f:annotations":{".":{},"f:notifications.argoproj.io/subscribe.on-sync-failed.slack":{}},` +
+		`"f:finalizers":{".":{},"v:\"resources-finalizer.argocd.argoproj.io\"":{}},` +
+		`"f:labels":{".":{},"f:app.kubernetes.io/part-of":{},"f:environment":{},"f:team":{}}},` +
+		`"f:spec":{".":{},"f:destination":{".":{},"f:namespace":{},"f:server":{}},"f:ignoreDifferences":{},"f:project":{},"f:revisionHistoryLimit":{},` +
+		`"f:source":{".":{},"f:helm":{".":{},"f:parameters":{},"f:releaseName":{},"f:valueFiles":{}},"f:path":{},"f:repoURL":{},"f:targetRevision":{}},` +
+		`"f:syncPolicy":{".":{},"f:automated":{".":{},"f:prune":{},"f:selfHeal":{}},` +
+		`"f:retry":{".":{},"f:backoff":{".":{},"f:duration":{},"f:factor":{},"f:maxDuration":{}},"f:limit":{}},"f:syncOptions":{}}}}`
+	applicationStatusFieldsStart = `{"f:status":{".":{},`
+	applicationStatusFieldsEnd   = `"f:health":{".":{},"f:status":{}},"f:history":{},"f:reconciledAt":{},"f:resources":{},"f:sourceType":{},` +
+		`"f:summary":{".":{},"f:externalURLs":{},"f:images":{}},` +
+		`"f:sync":{".":{},"f:comparedTo":{".":{},"f:destination":{".":{},"f:namespace":{},"f:server":{}},` +
+		`"f:source":{".":{},"f:helm":{".":{},"f:parameters":{},"f:releaseName":{},"f:valueFiles":{}},"f:path":{},"f:repoURL":{},"f:targetRevision":{}}},` +
+		`"f:revision":{},"f:status":{}}}}`
+	applicationStatusFields               = applicationStatusFieldsStart + applicationStatusFieldsEnd
+	applicationStatusFieldsWithConditions = applicationStatusFieldsStart + `"f:conditions":{},` + applicationStatusFieldsEnd
+)

@@ -30,7 +30,13 @@ func (d *decoder) value(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (
 	c := b[i]
 	switch n.kind {
 	case kTime:
-		return d.time(n, p, b, i)
+		end, err := d.time(n, p, b, i)
+		if loc := d.local(b); loc != nil && err == nil && d.temporary == 0 {
+			// A time held by pointer elsewhere in the object may be
+			// this one.
+			loc.Put(timeKind, d.hs.Hash(b[i:end]), i, end, share.Found{P: p, Interior: true})
+		}
+		return end, err
 	case kMethod:
 		end := skip(b, i)
 		u := reflect.NewAt(n.typ, p).Interface().(json.Unmarshaler)
@@ -213,22 +219,34 @@ func indexOf(f *field) int {
 	return f.index
 }
 
+// timeKind is the kind by which the object's memory knows times, held by
+// value or by pointer: a pointer to a time may point to an equal time the
+// object holds by value.
+var timeKind = unsafe.Pointer(new(byte))
+
 // pointer decodes a value held by pointer: shared with an equal one met
 // at pl if the decoder shares there, else into a new value.
 func (d *decoder) pointer(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (int, error) {
 	pp := (*unsafe.Pointer)(p)
 	switch e := n.elem; e.kind {
 	case kString:
-		if t := d.table(pl); t != nil && b[i] == '"' {
-			raw, end := readString(b, i)
-			*(**string)(p) = d.hs.StrPtr(t, raw)
-			return end, nil
+		if b[i] == '"' {
+			if t, loc := d.table(pl), d.localStrings(); t != nil || loc != nil {
+				raw, end := readString(b, i)
+				*(**string)(p) = d.hs.StrPtrLocal(t, loc, raw)
+				return end, nil
+			}
 		}
-	case kStruct, kSlice, kMap, kBytes:
-		if t := d.table(pl); t != nil {
-			end := skip(b, i)
-			enc := b[i:end]
-			v, hit, h := d.hs.Lookup(t, enc)
+	case kStruct, kSlice, kMap, kBytes, kTime, kMethod:
+		if e.kind == kMethod && !e.pure {
+			break
+		}
+		end := skip(b, i)
+		kind := kindOf(n, pl)
+		if e.kind == kTime {
+			kind = timeKind
+		}
+		if v, hit, m, ok := d.lookup(pl, kind, b, i, end); ok {
 			if hit {
 				*pp = v.P
 				return end, nil
@@ -238,7 +256,7 @@ func (d *decoder) pointer(n *node, pl *place, p unsafe.Pointer, b []byte, i int)
 				return 0, err
 			}
 			*pp = q
-			d.hs.Remember(t, enc, h, share.Found{P: q})
+			d.remember(m, share.Found{P: q})
 			return end, nil
 		}
 	}
@@ -253,15 +271,10 @@ func (d *decoder) pointer(n *node, pl *place, p unsafe.Pointer, b []byte, i int)
 func (d *decoder) slice(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (int, error) {
 	h := (*sliceHeader)(p)
 	count, end := countElements(b, i)
-	var lookup func() // remembers the slice decoded, if the place shares
-	if t := d.table(pl); t != nil {
-		enc := b[i:end]
-		v, hit, hash := d.hs.Lookup(t, enc)
-		if hit {
-			*h = sliceHeader{v.P, v.N, v.C}
-			return end, nil
-		}
-		lookup = func() { d.hs.Remember(t, enc, hash, share.Found{P: h.data, N: h.len, C: h.cap}) }
+	v, hit, m, sharing := d.lookup(pl, kindOf(n, pl), b, i, end)
+	if hit {
+		*h = sliceHeader{v.P, v.N, v.C}
+		return end, nil
 	}
 	s := reflect.MakeSlice(n.typ, count, count)
 	*h = sliceHeader{s.UnsafePointer(), count, count}
@@ -275,8 +288,8 @@ func (d *decoder) slice(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (
 		}
 		j = ws(b, ws(b, j)+1) // past the comma or the bracket
 	}
-	if lookup != nil {
-		lookup()
+	if sharing {
+		d.remember(m, share.Found{P: h.data, N: h.len, C: h.cap})
 	}
 	return end, nil
 }
@@ -301,16 +314,16 @@ func (d *decoder) base64(pl *place, p unsafe.Pointer, b []byte, i int) (int, err
 
 // mapping decodes an object into a map whose keys are strings.
 func (d *decoder) mapping(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (int, error) {
-	var remember func()
-	if t := d.table(pl); t != nil && *(*unsafe.Pointer)(p) == nil {
+	var m memo
+	sharing := false
+	if *(*unsafe.Pointer)(p) == nil {
 		end := skip(b, i)
-		enc := b[i:end]
-		v, hit, hash := d.hs.Lookup(t, enc)
-		if hit {
+		var v share.Found
+		var hit bool
+		if v, hit, m, sharing = d.lookup(pl, kindOf(n, pl), b, i, end); hit {
 			*(*unsafe.Pointer)(p) = v.P
 			return end, nil
 		}
-		remember = func() { d.hs.Remember(t, enc, hash, share.Found{P: *(*unsafe.Pointer)(p)}) }
 	}
 	kpl := pl.keyPlace(d.share)
 	var end int
@@ -320,8 +333,8 @@ func (d *decoder) mapping(n *node, pl *place, p unsafe.Pointer, b []byte, i int)
 	} else {
 		end, err = d.anyMap(n, pl, kpl, p, b, i)
 	}
-	if err == nil && remember != nil {
-		remember()
+	if err == nil && sharing {
+		d.remember(m, share.Found{P: *(*unsafe.Pointer)(p)})
 	}
 	return end, err
 }
@@ -373,7 +386,10 @@ func (d *decoder) anyMap(n *node, pl, kpl *place, p unsafe.Pointer, b []byte, i 
 		j = vj
 		elem.SetZero()
 		var err error
-		if j, err = d.value(n.elem, pl.valuePlace(k, d.share), elem.Addr().UnsafePointer(), b, j); err != nil {
+		d.temporary++ // elem is copied into the map, then reused
+		j, err = d.value(n.elem, pl.valuePlace(k, d.share), elem.Addr().UnsafePointer(), b, j)
+		d.temporary--
+		if err != nil {
 			return 0, inField(err, k)
 		}
 		key.SetString(k)
@@ -421,41 +437,42 @@ func (d *decoder) any(pl *place, b []byte, i int) (any, int, error) {
 		return false, i + 5, nil
 	case '"':
 		raw, end := readString(b, i)
-		return d.str(pl, raw), end, nil
+		return d.anyString(pl, raw), end, nil
 	case '{', '[':
-		var t *share.Table
+		var wpl *place // the place of the objects and arrays at pl
 		if pl != nil && d.share && pl.depth < maxDepth {
 			if pl.whole == nil {
 				pl.whole = &place{depth: pl.depth}
 			}
-			t = d.table(pl.whole)
+			wpl = pl.whole
 		}
-		var enc []byte
-		var hash uint64
-		if t != nil {
+		var m memo
+		sharing := false
+		if d.share {
 			end := skip(b, i)
-			enc = b[i:end]
-			v, hit, h := d.hs.Lookup(t, enc)
-			if hit {
+			var v share.Found
+			var hit bool
+			if v, hit, m, sharing = d.lookup(wpl, anyKind, b, i, end); hit {
 				if c == '{' {
 					return *(*map[string]any)(unsafe.Pointer(&v.P)), end, nil
 				}
-				return unsafe.Slice((*any)(v.P), v.N), end, nil
+				return box(sliceType, v.P), end, nil
 			}
-			hash = h
 		}
 		if c == '{' {
-			m, end, err := d.anyObject(pl, b, i)
-			if err == nil && t != nil {
-				d.hs.Remember(t, enc, hash, share.Found{P: *(*unsafe.Pointer)(unsafe.Pointer(&m))})
+			m2, end, err := d.anyObject(pl, b, i)
+			if err == nil && sharing {
+				d.remember(m, share.Found{P: *(*unsafe.Pointer)(unsafe.Pointer(&m2))})
 			}
-			return m, end, err
+			return m2, end, err
 		}
 		s, end, err := d.anyArray(pl, b, i)
-		if err == nil && t != nil {
-			d.hs.Remember(t, enc, hash, share.Found{P: unsafe.Pointer(unsafe.SliceData(s)), N: len(s), C: len(s)})
+		if err != nil || !sharing {
+			return s, end, err
 		}
-		return s, end, err
+		sp := &s // the slice boxed once, however often shared
+		d.remember(m, share.Found{P: unsafe.Pointer(sp)})
+		return box(sliceType, unsafe.Pointer(sp)), end, nil
 	default:
 		end := literalEnd(b, i)
 		s := unsafeString(b[i:end])
@@ -470,6 +487,45 @@ func (d *decoder) any(pl *place, b []byte, i int) (any, int, error) {
 		}
 		return f, end, nil
 	}
+}
+
+// anyKind is the kind by which the object's memory knows the objects
+// and arrays of interface{} values.
+var anyKind = unsafe.Pointer(new(byte))
+
+// anyString returns raw as a string in an interface{}: a boxed string
+// shared with an equal one at pl or in the object, boxed once.
+func (d *decoder) anyString(pl *place, raw []byte) any {
+	if len(raw) == 0 {
+		return ""
+	}
+	t, loc := d.table(pl), d.localStrings()
+	if t == nil && loc == nil {
+		return string(raw)
+	}
+	return box(stringType, unsafe.Pointer(d.hs.StrPtrLocal(t, loc, raw)))
+}
+
+// eface is the layout of an interface{} value.
+type eface struct {
+	typ, data unsafe.Pointer
+}
+
+// typeWord returns the type word of v.
+func typeWord(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
+
+var (
+	stringType = typeWord("")
+	sliceType  = typeWord([]any(nil))
+)
+
+// box returns the interface{} value of type typ (a type word) whose
+// value is at data, which must hold a value of that type, never changed.
+func box(typ, data unsafe.Pointer) any {
+	var v any
+	e := (*eface)(unsafe.Pointer(&v))
+	e.typ, e.data = typ, data
+	return v
 }
 
 // anyObject decodes an object into a map[string]interface{}.

@@ -1,7 +1,6 @@
 package jsondec
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"unsafe"
@@ -45,7 +44,7 @@ var listMetaPlan = planFor(reflect.TypeFor[metav1.ListMeta]())
 // straight into its object. Items keep their apiVersion and kind, as
 // client-go's JSON decoder keeps them.
 func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, newT func() T) (*protodec.List[T], error) {
-	if !json.Valid(body) {
+	if !Valid(body) {
 		return nil, fmt.Errorf("decoding %s: %w", listKind, syntaxError(body, nil))
 	}
 	l := &protodec.List[T]{}

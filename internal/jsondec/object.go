@@ -67,7 +67,7 @@ func New(t reflect.Type, o Options) (*Decoder, error) {
 // Decode decodes b, the JSON of one object, into the zero object at p, as
 // sigs.k8s.io/json's UnmarshalCaseSensitivePreserveInts decodes it.
 func (dec *Decoder) Decode(p unsafe.Pointer, b []byte) error {
-	if !json.Valid(b) {
+	if !Valid(b) {
 		return syntaxError(b, dec.typ)
 	}
 	dec.mu.Lock()
@@ -75,7 +75,7 @@ func (dec *Decoder) Decode(p unsafe.Pointer, b []byte) error {
 	return dec.decode(p, b, ws(b, 0))
 }
 
-// DecodeValid is Decode for b known to be valid JSON (json.Valid), such
+// DecodeValid is Decode for b known to be valid JSON (Valid), such
 // as the object of a watch event validated whole.
 func (dec *Decoder) DecodeValid(p unsafe.Pointer, b []byte) error {
 	dec.mu.Lock()
@@ -85,7 +85,9 @@ func (dec *Decoder) DecodeValid(p unsafe.Pointer, b []byte) error {
 
 // decode decodes the valid JSON value at b[i] into the zero object at p.
 func (dec *Decoder) decode(p unsafe.Pointer, b []byte, i int) error {
+	dec.d.begin(b)
 	_, err := dec.d.value(dec.plan, dec.root, p, b, i)
+	dec.d.end()
 	if err == errDuplicate {
 		// encoding/json merges the values of a key met twice: decoded
 		// anew by its rules, into an object that shares nothing.
@@ -148,8 +150,10 @@ func markSkipped(n *node, root *place, path string) error {
 	names := strings.Split(path, ".")
 	pl := root
 	for k, name := range names {
+		pl.skipBelow = true
 		for n.kind == kPointer || n.kind == kSlice || n.kind == kMap {
 			n, pl = n.elem, pl.elemPlace(true)
+			pl.skipBelow = true
 		}
 		if n.kind != kStruct {
 			return fmt.Errorf("%s: %s has no fields", path, strings.Join(names[:k], "."))

@@ -14,8 +14,11 @@ type place struct {
 	keyed  map[string]*place // maps and objects: their values', by key
 	whole  *place            // interface{} values: their objects and arrays, shared whole
 	skip   bool              // the field is never decoded
-	depth  int
-	tab    share.Table
+	// skipBelow marks the places on the paths to fields never decoded:
+	// their values differ from the values of their types elsewhere.
+	skipBelow bool
+	depth     int
+	tab       share.Table
 }
 
 const (

@@ -44,6 +44,10 @@ type node struct {
 	byName map[string]*field
 	// stringMap marks map[string]string, decoded without reflection.
 	stringMap bool
+	// pure marks the kMethod types whose UnmarshalJSON depends on their
+	// bytes alone (pureMethods): equal encodings held by pointer are
+	// shared, as parts are.
+	pure bool
 }
 
 // field is a field of a struct as encoding/json sees it, promoted from
@@ -72,6 +76,13 @@ var (
 	timeType            = reflect.TypeFor[metav1.Time]()
 )
 
+// pureMethods are the types whose UnmarshalJSON makes the same value of
+// the same bytes, and that many objects hold by pointer: the managed
+// fields of every object's metadata.
+var pureMethods = map[reflect.Type]bool{
+	reflect.TypeFor[metav1.FieldsV1](): true,
+}
+
 var plans sync.Map // reflect.Type → *node
 
 // planFor returns the plan of t, made once.
@@ -99,6 +110,7 @@ func build(t reflect.Type, building map[reflect.Type]*node) *node {
 		return n
 	case pt.Implements(unmarshalerType):
 		n.kind = kMethod
+		n.pure = pureMethods[t]
 		return n
 	case pt.Implements(textUnmarshalerType):
 		n.kind = kFallback

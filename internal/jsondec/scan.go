@@ -1,6 +1,7 @@
 package jsondec
 
 import (
+	"encoding/binary"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -29,7 +30,16 @@ func ws(b []byte, i int) int {
 // quote at b[i], and whether it is plain: no escapes, only ASCII.
 func stringEnd(b []byte, i int) (end int, plain bool) {
 	plain = true
-	for j := i + 1; j < len(b); j++ {
+	j := i + 1
+	for {
+		// Eight bytes at a time while none is a quote, a backslash or
+		// not ASCII.
+		for j+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[j:])) {
+			j += 8
+		}
+		if j >= len(b) {
+			return len(b), plain
+		}
 		switch c := b[j]; {
 		case c == '"':
 			return j + 1, plain
@@ -39,8 +49,21 @@ func stringEnd(b []byte, i int) (end int, plain bool) {
 		case c >= utf8.RuneSelf:
 			plain = false
 		}
+		j++
 	}
-	return len(b), plain
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// special reports whether one of the eight bytes of w is a quote, a
+// backslash or not ASCII.
+func special(w uint64) bool {
+	q := w ^ ('"' * ones)
+	bs := w ^ ('\\' * ones)
+	return ((q-ones)&^q|(bs-ones)&^bs|w)&highs != 0
 }
 
 // readString returns the content of the string that starts at b[i],

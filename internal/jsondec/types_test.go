@@ -52,6 +52,8 @@ type WidgetSpec struct {
 	Enabled  *bool                        `json:"enabled,omitempty"`
 	Note     *string                      `json:"note,omitempty"`
 	Since    *metav1.Time                 `json:"since,omitempty"`
+	Until    *metav1.Time                 `json:"until,omitempty"`
+	Times    map[string]metav1.Time       `json:"times,omitempty"`
 	Micro    metav1.MicroTime             `json:"micro"`
 	Duration metav1.Duration              `json:"duration"`
 	Untagged string

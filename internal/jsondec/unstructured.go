@@ -1,7 +1,6 @@
 package jsondec
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -42,7 +41,7 @@ func errMissingKind(b []byte) error { return runtime.NewMissingKindErr(string(b)
 // decode into: an object with an "items" member is a list, any other an
 // object; one without a kind is an error.
 func (u *Unstructured) Decode(b []byte) (runtime.Object, error) {
-	if !json.Valid(b) {
+	if !Valid(b) {
 		return nil, syntaxError(b, nil)
 	}
 	i := ws(b, 0)
@@ -83,7 +82,9 @@ func (u *Unstructured) object(pl *place, b []byte, i int) (map[string]any, error
 	case 'n':
 		return nil, nil
 	case '{':
+		u.d.begin(b)
 		m, _, err := u.d.anyObject(pl, b, i)
+		u.d.end()
 		return m, finish(err, nil)
 	}
 	return nil, &Error{Offset: i, Err: errors.New("cannot unmarshal a JSON value that is not an object into an unstructured object")}

@@ -18,43 +18,81 @@ func NewHasher() Hasher {
 	return Hasher{seed1: maphash.MakeSeed(), seed2: maphash.MakeSeed()}
 }
 
+// Hash returns the hash of b by which tables and Local find values.
+func (hs *Hasher) Hash(b []byte) uint64 { return maphash.Bytes(hs.seed1, b) }
+
 // Str returns b as a string: the one t remembers if equal, or a new one,
 // which t then remembers.
-func (hs *Hasher) Str(t *Table, b []byte) string {
+func (hs *Hasher) Str(t *Table, b []byte) string { return hs.StrLocal(t, nil, b) }
+
+// StrLocal is Str that also shares the strings of the object being
+// decoded, which l (if not nil) remembers.
+func (hs *Hasher) StrLocal(t *Table, l *Local, b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	if t == nil {
+	if t == nil && l == nil {
 		return string(b)
 	}
 	h := maphash.Bytes(hs.seed1, b)
-	if s := t.Find(h, func(s *Slot) bool { return unsafe.String((*byte)(s.P), s.N) == string(b) }); s != nil {
-		out := unsafe.String((*byte)(s.P), s.N)
-		t.Count(true)
-		return out
+	if t != nil {
+		if s := t.Find(h, func(s *Slot) bool { return unsafe.String((*byte)(s.P), s.N) == string(b) }); s != nil {
+			out := unsafe.String((*byte)(s.P), s.N)
+			t.Count(true)
+			return out
+		}
 	}
-	out := string(b)
-	t.Put(Slot{H1: h, P: unsafe.Pointer(unsafe.StringData(out)), N: len(out)})
-	t.Count(false)
+	out, ok := "", false
+	if l != nil {
+		out, ok = l.Str(h, b)
+	}
+	if !ok {
+		out = string(b)
+		if l != nil {
+			l.PutStr(h, out)
+		}
+	}
+	if t != nil {
+		t.Put(Slot{H1: h, P: unsafe.Pointer(unsafe.StringData(out)), N: len(out)})
+		t.Count(false)
+	}
 	return out
 }
 
 // StrPtr returns a pointer to b as a string, shared as Str shares strings.
-func (hs *Hasher) StrPtr(t *Table, b []byte) *string {
-	if t == nil {
+func (hs *Hasher) StrPtr(t *Table, b []byte) *string { return hs.StrPtrLocal(t, nil, b) }
+
+// StrPtrLocal is StrPtr that also shares the pointers of the object being
+// decoded, which l (if not nil) remembers.
+func (hs *Hasher) StrPtrLocal(t *Table, l *Local, b []byte) *string {
+	if t == nil && l == nil {
 		s := string(b)
 		return &s
 	}
 	h := maphash.Bytes(hs.seed1, b)
-	if s := t.Find(h, func(s *Slot) bool { return *(*string)(s.P) == string(b) }); s != nil {
-		out := (*string)(s.P)
-		t.Count(true)
-		return out
+	if t != nil {
+		if s := t.Find(h, func(s *Slot) bool { return *(*string)(s.P) == string(b) }); s != nil {
+			out := (*string)(s.P)
+			t.Count(true)
+			return out
+		}
 	}
-	out := new(string)
-	*out = string(b)
-	t.Put(Slot{H1: h, P: unsafe.Pointer(out)})
-	t.Count(false)
+	var out *string
+	ok := false
+	if l != nil {
+		out, ok = l.StrPtr(h, b)
+	}
+	if !ok {
+		out = new(string)
+		*out = string(b)
+		if l != nil {
+			l.PutStrPtr(h, out)
+		}
+	}
+	if t != nil {
+		t.Put(Slot{H1: h, P: unsafe.Pointer(out)})
+		t.Count(false)
+	}
 	return out
 }
 
@@ -104,6 +142,10 @@ func NumPtr[N Number](t *Table, v N, key uint64) *N {
 type Found struct {
 	P    unsafe.Pointer
 	N, C int
+	// Interior marks a pointer into a value of the object being decoded
+	// (a field it holds by value), which Local may share within the
+	// object but tables never remember: the field may be decoded again.
+	Interior bool
 }
 
 // Lookup returns the value t remembers for encoding enc, if any, and the
@@ -121,7 +163,7 @@ func (hs *Hasher) Lookup(t *Table, enc []byte) (v Found, hit bool, h uint64) {
 		return s.H2 == h2
 	})
 	if s != nil {
-		v = Found{s.P, s.N, s.C}
+		v = Found{P: s.P, N: s.N, C: s.C}
 	}
 	t.Count(s != nil)
 	return v, s != nil, h

@@ -93,7 +93,7 @@ func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
 
 // decodeJSON decodes one JSON event.
 func (w *protobufWatch[T]) decodeJSON(line []byte) (watch.Event, error) {
-	if !json.Valid(line) {
+	if !jsondec.Valid(line) {
 		return watch.Event{}, fmt.Errorf("watch event is not valid JSON: %w", json.Unmarshal(line, new(any)))
 	}
 	var typ, raw []byte
