@@ -209,7 +209,7 @@ func (d *wireDecoders[T]) watch(ctx context.Context, req *rest.Request, again fu
 		decoders.Protobuf = protodec.EventDecoder(d.protobuf, d.newT)
 	}
 	if jd != nil {
-		decoders.JSON = jsonEventDecoder(jd, d.newT)
+		decoders.JSON = JSONEventDecoder(jd, d.newT)
 	}
 	w, err := watchstream.FromResponse(ctx, body, contentType, d.kind, decoders)
 	if err != nil {
@@ -218,10 +218,10 @@ func (d *wireDecoders[T]) watch(ctx context.Context, req *rest.Request, again fu
 	return w, nil
 }
 
-// jsonEventDecoder returns the function that decodes the object of a JSON
+// JSONEventDecoder returns the function that decodes the object of a JSON
 // watch event with dec into a new object made by newT. As client-go's
 // decoder does, it leaves their apiVersion and kind empty.
-func jsonEventDecoder[T Object](dec *jsondec.Decoder, newT func() T) watchstream.DecodeFunc[T] {
+func JSONEventDecoder[T Object](dec *jsondec.Decoder, newT func() T) watchstream.DecodeFunc[T] {
 	return func(data []byte, _ bool) (T, error) {
 		obj := newT()
 		if err := dec.DecodeValid(reflect.ValueOf(obj).UnsafePointer(), data); err != nil {
