@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
@@ -255,4 +256,63 @@ func TestBuiltInsInCBOR(t *testing.T) {
 	require.True(t, ok, "%T", ev.Object)
 	assert.Equal(t, wantAdded.ObjectMeta, got.ObjectMeta)
 	assert.Equal(t, []string{"application/cbor, */*"}, srv.accepted()[:1])
+}
+
+// A metadata-only informer answered in JSON, as the server answers for
+// resources without protobuf, decodes lists and watch events with the
+// library's JSON decoder, sharing equal labels.
+func TestMetadataDecodedFromJSON(t *testing.T) {
+	meta := func(name, rv string) metav1.PartialObjectMetadata {
+		return metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/v1"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: rv, Labels: map[string]string{"app": "web"}},
+		}
+	}
+	list := metav1.PartialObjectMetadataList{
+		TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadataList", APIVersion: "meta.k8s.io/v1"},
+		ListMeta: metav1.ListMeta{ResourceVersion: "12"},
+		Items:    []metav1.PartialObjectMetadata{meta("a", "10"), meta("b", "11")},
+	}
+	added := meta("c", "13")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == "/apis/example.com/v1":
+			_ = json.NewEncoder(w).Encode(&metav1.APIResourceList{GroupVersion: "example.com/v1", APIResources: []metav1.APIResource{{Name: "widgets", Namespaced: true, Kind: "Widget"}}})
+		case r.URL.Query().Get("watch") == "true":
+			raw, _ := json.Marshal(&added)
+			_ = json.NewEncoder(w).Encode(&metav1.WatchEvent{Type: string(watch.Added), Object: runtime.RawExtension{Raw: raw}})
+		default:
+			_ = json.NewEncoder(w).Encode(&list)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	a := New(nil, Config{RESTConfig: &rest.Config{Host: srv.URL}, Scheme: scheme.Scheme})
+	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	lw, err := ListWatch[*metav1.PartialObjectMetadata](a, Target{GVR: gvr, Shape: Metadata}, "", Decoding{})
+	require.NoError(t, err)
+	require.True(t, lw.Decoded)
+	l, err := lw.List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	got, ok := l.(*protodec.List[*metav1.PartialObjectMetadata])
+	require.True(t, ok, "decoded by the library's JSON decoder: %T", l)
+	require.Len(t, got.Items, 2)
+	for i, item := range got.Items {
+		assert.Equal(t, list.Items[i], *item)
+	}
+	assert.Equal(t, fmt.Sprintf("%p", got.Items[0].Labels), fmt.Sprintf("%p", got.Items[1].Labels), "labels shared")
+
+	w, err := lw.Watch(t.Context(), metav1.ListOptions{ResourceVersion: "12"})
+	require.NoError(t, err)
+	defer w.Stop()
+	var ev watch.Event
+	select {
+	case ev = <-w.ResultChan():
+	case <-time.After(time.Minute):
+		t.Fatal("no watch event")
+	}
+	require.Equal(t, watch.Added, ev.Type, "%v", ev.Object)
+	obj, ok := ev.Object.(*metav1.PartialObjectMetadata)
+	require.True(t, ok, "%T", ev.Object)
+	assert.Equal(t, added.ObjectMeta, obj.ObjectMeta)
 }
