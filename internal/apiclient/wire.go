@@ -196,26 +196,42 @@ func (d *wireDecoders[T]) decodeList(body []byte, contentType string) (List, err
 // again through client-go, for a stream in a format the library's
 // decoders leave to it.
 func (d *wireDecoders[T]) watch(ctx context.Context, req *rest.Request, again func() (watch.Interface, error)) (watch.Interface, error) {
-	jd, err := d.json()
-	if err != nil {
-		return nil, err
+	decoders := watchstream.Decoders[T]{Again: again}
+	if d.protobuf != nil {
+		decoders.Protobuf = protodec.EventDecoder(d.protobuf, d.newT)
+		decoders.JSON = d.jsonEvent // the JSON decoder made only if needed
+	} else {
+		jd, err := d.json()
+		if err != nil {
+			return nil, err
+		}
+		if jd != nil {
+			decoders.JSON = JSONEventDecoder(jd, d.newT)
+		}
 	}
 	body, contentType, err := stream(ctx, req.Throttle(nil))
 	if err != nil {
 		return nil, err
-	}
-	decoders := watchstream.Decoders[T]{Again: again}
-	if d.protobuf != nil {
-		decoders.Protobuf = protodec.EventDecoder(d.protobuf, d.newT)
-	}
-	if jd != nil {
-		decoders.JSON = JSONEventDecoder(jd, d.newT)
 	}
 	w, err := watchstream.FromResponse(ctx, body, contentType, d.kind, decoders)
 	if err != nil {
 		return nil, fmt.Errorf("watch of %s: %w", ResourceName(d.gvr), err)
 	}
 	return w, nil
+}
+
+// jsonEvent decodes the object of a JSON watch event with the JSON
+// decoder, made the first time.
+func (d *wireDecoders[T]) jsonEvent(data []byte, bookmark bool) (T, error) {
+	jd, err := d.json()
+	if err == nil && jd == nil {
+		err = fmt.Errorf("the library's JSON decoder does not decode %T", d.newT())
+	}
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return JSONEventDecoder(jd, d.newT)(data, bookmark)
 }
 
 // JSONEventDecoder returns the function that decodes the object of a JSON
