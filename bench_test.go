@@ -211,7 +211,8 @@ func idleWatch() watch.Interface { return watch.NewFakeWithChanSize(1, false) }
 // through a buffered fake watch, applied to the cache, delivered to every
 // handler. One op is one event; the loop waits, timed, until every handler
 // has seen every event, so ns/op is the pipeline's throughput and allocs/op
-// and B/op are per event.
+// and B/op are per event. fixture=json sends JSON watch events of a
+// custom resource, decoded on the way (see bench_update_json_test.go).
 func BenchmarkUpdate(b *testing.B) {
 	const count = 10_000
 	pods := benchPods(count, false)
@@ -222,6 +223,15 @@ func BenchmarkUpdate(b *testing.B) {
 				benchUpdate(b, impl, pods, events, handlers)
 			})
 		}
+	}
+	list, lines, err := benchJSONUpdateFixture(benchJSONUpdateCount)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, impl := range benchJSONUpdates {
+		b.Run(fmt.Sprintf("objects=%d/handlers=1/fixture=json/impl=%s", benchJSONUpdateCount, impl.name), func(b *testing.B) {
+			benchUpdateJSON(b, impl, list, lines)
+		})
 	}
 }
 

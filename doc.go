@@ -50,7 +50,9 @@
 // Built-in types and metadata-only objects are decoded by the library's own
 // protobuf decoder, which shares equal strings and parts between cached
 // objects as it decodes: a cache of pods takes about a quarter of
-// client-go's memory. [Options].SkipFields names fields never decoded;
+// client-go's memory; custom resources, and built-in types the server
+// answers in JSON, by its JSON decoder, which shares alike.
+// [Options].SkipFields names fields never decoded;
 // [Options].DisableDecoder turns the decoder off.
 //
 // Package [github.com/kubetyped/informers/informerstest] tests controllers

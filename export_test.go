@@ -2,13 +2,16 @@ package informers
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"reflect"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kubetyped/informers/internal/apiclient"
+	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
@@ -50,4 +53,32 @@ func WireListWatch[T Object](opts Options[T], list func(metav1.ListOptions) ([]b
 		}
 	}
 	return lw, nil
+}
+
+// JSONListWatch returns a ListWatch of T over a source in JSON, for the
+// benchmarks: list returns a list body as the server sends it, and stream
+// the body of a watch. Objects are decoded as a Factory's informer of T
+// decodes them from JSON, by the library's JSON decoder, one decoder for
+// both.
+func JSONListWatch[T Object](list func(metav1.ListOptions) ([]byte, error), stream func() io.ReadCloser) (*ListWatch[T, List], error) {
+	dec, err := apiclient.NewJSONDecoder[T](apiclient.Decoding{})
+	if err != nil {
+		return nil, err
+	}
+	if dec == nil {
+		return nil, fmt.Errorf("the JSON decoder does not decode %T", *new(T))
+	}
+	newT, _ := watchstream.NewFunc(*new(T))
+	kind := reflect.TypeFor[T]().Elem().Name()
+	return NewListWatch[T](
+		func(_ context.Context, o metav1.ListOptions) (List, error) {
+			body, err := list(o)
+			if err != nil {
+				return nil, err
+			}
+			return jsondec.DecodeList(dec, body, kind+"List", newT)
+		},
+		func(ctx context.Context, _ metav1.ListOptions) (watch.Interface, error) {
+			return watchstream.FromResponse(ctx, stream(), "application/json", kind, watchstream.Decoders[T]{JSON: apiclient.JSONEventDecoder(dec, newT)})
+		}), nil
 }

@@ -96,10 +96,11 @@ type Options[T Object] struct {
 	// it empty. See docs/memory.md.
 	SkipFields []string
 	// DisableDecoder turns off the library's decoders, which decode the
-	// protobuf of built-in types and of metadata-only informers, and the
-	// JSON of custom resources and of *unstructured.Unstructured, through
-	// a Factory, sharing equal strings and parts (labels, containers,
-	// volumes, owner references) between cached objects as they decode:
+	// protobuf of built-in types and of metadata-only informers (their
+	// JSON too, when the server answers in JSON), and the JSON of custom
+	// resources and of *unstructured.Unstructured, through a Factory,
+	// sharing equal strings and parts (labels, containers, volumes, owner
+	// references) between cached objects as they decode:
 	// objects are then decoded by client-go's codecs and the generated
 	// code, as client-go decodes them, and share nothing unless Intern is
 	// set. Cached objects are read-only either way.

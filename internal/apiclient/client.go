@@ -6,6 +6,7 @@
 package apiclient
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
@@ -44,6 +46,9 @@ type Client struct {
 	dynamicOwn bool
 	errs       error     // why the clients above could not be made
 	decoders   *Decoders // shared with other clients, or nil
+	// codecs decode the responses that the library's decoders leave to
+	// client-go's, CBOR among them.
+	codecs serializer.CodecFactory
 
 	mu        sync.Mutex
 	resources map[schema.GroupVersion]*metav1.APIResourceList
@@ -86,7 +91,7 @@ var paramCodec = func() runtime.ParameterCodec {
 // New returns a client over client, a real or fake clientset, or over what
 // cfg sets instead.
 func New(client kubernetes.Interface, o Config) *Client {
-	a := &Client{server: o.Server, dynamic: o.Dynamic, metadata: o.Metadata, decoders: o.Decoders, resources: make(map[schema.GroupVersion]*metav1.APIResourceList)}
+	a := &Client{server: o.Server, dynamic: o.Dynamic, metadata: o.Metadata, decoders: o.Decoders, codecs: builtInCodecs(), resources: make(map[schema.GroupVersion]*metav1.APIResourceList)}
 	if o.Server != nil {
 		return a
 	}
@@ -103,7 +108,13 @@ func New(client kubernetes.Interface, o Config) *Client {
 		return a
 	}
 	cfg := rest.CopyConfig(o.RESTConfig)
+	a.codecs = codecsFor(cmp.Or(o.Scheme, scheme.Scheme))
 	cfg.NegotiatedSerializer = serializer.NewCodecFactory(o.Scheme).WithoutConversion()
+	if cborAllowed() {
+		// As client-go's generated clients do.
+		cfg.NegotiatedSerializer = a.codecs.WithoutConversion()
+	}
+	cfg.Wrap(recordContentType)
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
 	}

@@ -3,8 +3,6 @@ package apiclient
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -12,12 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
-	"github.com/kubetyped/informers/internal/watchstream"
 )
 
 // The library's decoder (internal/protodec) decodes the protobuf of
@@ -28,9 +24,11 @@ import (
 // twice. Options.DisableDecoder turns it off; Options.SkipFields names
 // fields it never decodes.
 
-// For the types the server serves only as JSON (custom resources), the
-// library's JSON decoder (internal/jsondec) does the same from JSON: list
-// bodies and watch events decoded straight into T in one pass.
+// For the types the server serves only as JSON (custom resources), and
+// for built-in and metadata-only informers whenever the server answers in
+// JSON, the library's JSON decoder (internal/jsondec) does the same from
+// JSON: list bodies and watch events decoded straight into T in one pass.
+// The response's Content-Type picks the decoder (see wire.go).
 
 // Decoding is how an informer's objects are decoded: by the library's
 // decoder unless Disabled, skipping the fields Skip names.
@@ -122,85 +120,13 @@ func NewJSONDecoder[T Object](o Decoding) (*jsondec.Decoder, error) {
 	return jsondec.New(t, jsondec.Options{Share: true, Skip: o.Skip})
 }
 
-// listJSON sends req, a list request asking for JSON, and decodes its
-// response with dec into a list of T, whose kind is listKind.
-func listJSON[T Object](ctx context.Context, req *rest.Request, dec *jsondec.Decoder, listKind string, newT func() T) (List, error) {
-	stream, err := req.SetHeader("Accept", "application/json").Stream(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer stream.Close()
-	var l List
-	err = protodec.ReadBody(stream, func(body []byte) error {
-		l, err = jsondec.DecodeList(dec, body, listKind, newT)
-		return err
-	})
-	return l, err
-}
-
-// watchJSON sends req, a watch request asking for JSON, and decodes the
-// objects of kind kind in its stream with dec, into objects that newT
-// makes. As client-go's decoder does, it leaves their apiVersion and kind
-// empty.
-func watchJSON[T Object](ctx context.Context, req *rest.Request, dec *jsondec.Decoder, kind string, newT func() T) (watch.Interface, error) {
-	return watchstream.WatchJSON(ctx, req.SetHeader("Accept", "application/json"), kind, func(data []byte, _ bool) (T, error) {
-		obj := newT()
-		if err := dec.DecodeValid(reflect.ValueOf(obj).UnsafePointer(), data); err != nil {
-			var zero T
-			return zero, err
-		}
-		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
-		return obj, nil
-	})
-}
-
-// listDecoded sends req, a list request, and decodes its response with
-// dec into a list of T, whose kind is listKind: a protobuf response by the
-// decoder, into objects that newT makes; a JSON one by client-go's codecs
-// (or, for metadata, by encoding/json, as client-go's metadata client).
-func listDecoded[T Object](ctx context.Context, req *rest.Request, dec *protodec.Decoder, listKind string, newT func() T) (List, error) {
-	stream, err := req.Stream(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer stream.Close()
-	var l List
-	err = protodec.ReadBody(stream, func(body []byte) error {
-		l, err = DecodeList(body, dec, listKind, newT)
-		return err
-	})
-	return l, err
-}
-
 // DecodeList decodes body, a list response, as a list request does; with
 // no decoder, protobuf too goes to client-go's codecs.
 func DecodeList[T Object](body []byte, dec *protodec.Decoder, listKind string, newT func() T) (List, error) {
 	if dec != nil && protodec.IsProtobuf(body) {
 		return protodec.DecodeList(dec, body, listKind, newT)
 	}
-	if _, ok := any(newT()).(*metav1.PartialObjectMetadata); ok {
-		l := &metav1.PartialObjectMetadataList{}
-		if err := json.Unmarshal(body, l); err != nil {
-			return nil, fmt.Errorf("decoding the %s: %w", listKind, err)
-		}
-		l.TypeMeta = metav1.TypeMeta{}
-		return l, nil
-	}
-	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("decoding the %s: %w", listKind, err)
-	}
-	l, ok := obj.(List)
-	if !ok {
-		return nil, fmt.Errorf("decoding the %s: got %T", listKind, obj)
-	}
-	return l, nil
-}
-
-// watchDecoded sends req, a watch request, and decodes the objects of kind
-// kind in its stream with dec, into objects that newT makes.
-func watchDecoded[T Object](ctx context.Context, req *rest.Request, dec *protodec.Decoder, kind string, newT func() T) (watch.Interface, error) {
-	return watchstream.WatchWith(ctx, req, kind, protodec.EventDecoder(dec, newT))
+	return decodeListWith(builtInCodecs(), body, listKind, newT)
 }
 
 // The media types client-go's metadata client asks for.
@@ -211,10 +137,9 @@ const (
 
 // metadataDecoded lists and watches gvr in namespace ns as metadata, the
 // requests of client-go's metadata client sent through a.rest, and
-// decodes them with dec. A watch the server answers in JSON is watched
-// again through the metadata client.
-func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns string, dec *protodec.Decoder) *Funcs {
-	newT, _ := watchstream.NewFunc(*new(T))
+// decodes them with decoders. A watch the server answers in a format the
+// decoders leave is watched again through the metadata client.
+func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns string, decoders *wireDecoders[T]) *Funcs {
 	request := func(ctx context.Context, opts metav1.ListOptions, accept string) (*rest.Request, metav1.APIResource, error) {
 		res, err := a.resource(ctx, gvr, "")
 		if err != nil {
@@ -231,7 +156,7 @@ func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns st
 			if err != nil {
 				return nil, err
 			}
-			l, err := listDecoded(ctx, req, dec, "PartialObjectMetadataList", newT)
+			l, err := decoders.list(ctx, req)
 			a.forgetOnNotFound(gvr.GroupVersion(), err)
 			return l, err
 		},
@@ -241,11 +166,6 @@ func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns st
 			if err != nil {
 				return nil, err
 			}
-			body, err := req.Throttle(nil).Stream(ctx)
-			if err != nil {
-				a.forgetOnNotFound(gvr.GroupVersion(), err)
-				return nil, err
-			}
 			again := func() (watch.Interface, error) {
 				r := a.metadata.Resource(gvr.GroupVersion().WithResource(res.Name))
 				if res.Namespaced && ns != "" {
@@ -253,7 +173,9 @@ func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns st
 				}
 				return r.Watch(ctx, opts)
 			}
-			return watchstream.FromStream(ctx, body, "PartialObjectMetadata", protodec.EventDecoder(dec, newT), again), nil
+			w, err := decoders.watch(ctx, req, again)
+			a.forgetOnNotFound(gvr.GroupVersion(), err)
+			return w, err
 		})
 	lw.Decoded = true
 	return lw

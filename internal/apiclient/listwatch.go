@@ -17,8 +17,6 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/util/watchlist"
 
-	"github.com/kubetyped/informers/internal/jsondec"
-	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
@@ -72,23 +70,20 @@ func ListWatch[T Object](a *Client, t Target, namespace string, dec Decoding) (*
 	return lw, err
 }
 
-// typedListWatch serves built-in types as protobuf and others (custom
-// resources) as JSON, each decoded by the library's decoder of its format
-// unless dec turns it off.
+// typedListWatch asks for built-in types in protobuf and for others
+// (custom resources) in JSON, and decodes each response by its format with
+// the library's decoders unless dec turns them off.
 func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Funcs, error) {
 	if a.rest == nil {
 		return nil, errors.New("the factory has no client to reach the server")
 	}
-	protobuf := scheme.Scheme.Recognizes(t.GVK)
+	builtIn := scheme.Scheme.Recognizes(t.GVK)
 	newT, decodesItself := watchstream.NewFunc(*new(T))
-	var decoder *protodec.Decoder
-	var jsonDecoder *jsondec.Decoder
-	var err error
-	if protobuf {
-		decoder, err = decoderOf[T](a, dec)
-	} else {
-		jsonDecoder, err = jsonDecoderOf[T](a, dec)
+	decoders, err := newWireDecoders[T](a, t.GVR, t.GVK.Kind, dec)
+	if err != nil {
+		return nil, err
 	}
+	decoded, err := decoders.on()
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +94,10 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 		}
 		req := a.rest.Get().AbsPath(pathOf(t.GVR.GroupVersion(), res, ns)...).
 			SpecificallyVersionedParams(&opts, paramCodec, schema.GroupVersion{Version: "v1"})
-		if protobuf {
+		if builtIn {
 			req = req.UseProtobufAsDefault()
+		} else {
+			req = req.SetHeader("Accept", customResourceAccept())
 		}
 		return req, nil
 	}
@@ -109,13 +106,8 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 		if err != nil {
 			return nil, err
 		}
-		if decoder != nil {
-			l, err := listDecoded(ctx, req, decoder, t.GVK.Kind+"List", newT)
-			a.forgetOnNotFound(t.GVR.GroupVersion(), err)
-			return l, err
-		}
-		if jsonDecoder != nil {
-			l, err := listJSON(ctx, req, jsonDecoder, t.GVK.Kind+"List", newT)
+		if decoded {
+			l, err := decoders.list(ctx, req)
 			a.forgetOnNotFound(t.GVR.GroupVersion(), err)
 			return l, err
 		}
@@ -137,25 +129,27 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 			return nil, err
 		}
 		var w watch.Interface
-		if decoder != nil {
-			w, err = watchDecoded(ctx, req, decoder, t.GVK.Kind, newT)
-		} else if jsonDecoder != nil {
-			w, err = watchJSON(ctx, req, jsonDecoder, t.GVK.Kind, newT)
-		} else if protobuf && decodesItself {
+		switch {
+		case decoded:
+			w, err = decoders.watch(ctx, req, func() (watch.Interface, error) { return req.Watch(ctx) })
+		case builtIn && decodesItself:
 			w, err = watchstream.Watch(ctx, req, t.GVK.Kind, newT)
-		} else {
+		default:
 			w, err = req.Watch(ctx)
 		}
 		a.forgetOnNotFound(t.GVR.GroupVersion(), err)
 		return w, err
 	}
 	lw := newFuncs(list, watchFn)
-	lw.Decoded = decoder != nil || jsonDecoder != nil
+	lw.Decoded = decoded
 	return lw, nil
 }
 
+// dynamicListWatch decodes unstructured objects with the library's JSON
+// decoder; with client-go's ClientsAllowCBOR on, through client-go's
+// dynamic client, which asks for CBOR and decodes it.
 func dynamicListWatch[T Object](a *Client, gvr schema.GroupVersionResource, ns string, dec Decoding) (*Funcs, error) {
-	if _, ok := any(*new(T)).(*unstructured.Unstructured); ok && a.dynamicOwn && a.rest != nil && !dec.Disabled && len(dec.Skip) == 0 {
+	if _, ok := any(*new(T)).(*unstructured.Unstructured); ok && a.dynamicOwn && a.rest != nil && !dec.Disabled && len(dec.Skip) == 0 && !cborAllowed() {
 		return unstructuredDecoded[T](a, gvr, ns), nil
 	}
 	if a.dynamic == nil {
@@ -166,9 +160,12 @@ func dynamicListWatch[T Object](a *Client, gvr schema.GroupVersionResource, ns s
 
 func metadataListWatch[T Object](a *Client, gvr schema.GroupVersionResource, ns string, dec Decoding) (*Funcs, error) {
 	if a.metadataOwn && a.rest != nil {
-		decoder, err := decoderOf[T](a, dec)
-		if err != nil || decoder != nil {
-			return metadataDecoded[T](a, gvr, ns, decoder), err
+		decoders, err := newWireDecoders[T](a, gvr, "PartialObjectMetadata", dec)
+		if err != nil {
+			return nil, err
+		}
+		if decoded, err := decoders.on(); err != nil || decoded {
+			return metadataDecoded(a, gvr, ns, decoders), err
 		}
 	}
 	if a.metadata == nil {

@@ -24,21 +24,17 @@ import (
 // DecodeFunc), where client-go's decoder reads the event into a
 // RawExtension and decodes the object from a copy.
 
-// WatchJSON sends req, a watch request, and decodes the objects of kind
-// kind (any but Status if kind is "") in its stream, JSON or protobuf, with decode: decode reads the
-// encoding of the objects in the stream's format, which the caller
-// chose by the request's Accept header. Like client-go's watches, it is
-// not rate limited.
+// WatchJSON sends req, a watch request asking for JSON, and decodes the
+// objects of kind kind (any but Status if kind is "") in its stream with
+// decode; a stream in another format ends with an Error event. Like
+// client-go's watches, it is not rate limited.
 func WatchJSON[T runtime.Object](ctx context.Context, req *rest.Request, kind string, decode DecodeFunc[T]) (watch.Interface, error) {
 	req = req.Throttle(nil)
 	body, err := req.Stream(ctx)
 	if err != nil {
 		return nil, err
 	}
-	w := newWatch(ctx, body, kind, decode, nil)
-	w.json = true
-	go w.receive()
-	return w, nil
+	return start(ctx, body, Sniffed, kind, Decoders[T]{JSON: decode}), nil
 }
 
 // maxJSONEvent bounds one JSON event, as client-go's stream decoder does.
@@ -122,7 +118,7 @@ func (w *protobufWatch[T]) decodeJSON(line []byte) (watch.Event, error) {
 	})
 	switch {
 	case kind == w.kind, w.kind == "" && kind != "Status":
-		obj, err := w.object(raw, evType == watch.Bookmark)
+		obj, err := w.decoders.JSON(raw, evType == watch.Bookmark)
 		if err != nil {
 			return watch.Event{}, fmt.Errorf("decoding %s: %w", w.kind, err)
 		}

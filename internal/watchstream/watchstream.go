@@ -65,18 +65,27 @@ func NewFunc[T runtime.Object](example T) (func() T, bool) {
 	return newT, ok
 }
 
-// protobufWatch is a watch whose protobuf stream is decoded into objects of
-// type T, of kind kind.
+// protobufWatch is a watch whose stream, protobuf or JSON, is decoded
+// into objects of type T, of kind kind.
 type protobufWatch[T runtime.Object] struct {
-	body   io.ReadCloser
-	again  func() (watch.Interface, error) // the request through client-go
-	kind   string
-	object DecodeFunc[T]
-	json   bool // the objects decode from JSON: a JSON stream is read here
-	result chan watch.Event
-	done   chan struct{}
-	stop   sync.Once
-	log    klog.Logger
+	body     io.ReadCloser
+	format   Format // the stream's, Sniffed if its first bytes tell
+	kind     string
+	decoders Decoders[T]
+	result   chan watch.Event
+	done     chan struct{}
+	stop     sync.Once
+	log      klog.Logger
+}
+
+// Decoders decode the objects of a watch stream, by the stream's format.
+// A stream in a format without one (CBOR always) is watched again through
+// Again, client-go's decoder, if set.
+type Decoders[T runtime.Object] struct {
+	Protobuf DecodeFunc[T]
+	JSON     DecodeFunc[T]
+	// Again sends the watch request again through client-go.
+	Again func() (watch.Interface, error)
 }
 
 // DecodeFunc decodes the encoding of one object of a watch event; bookmark
@@ -124,22 +133,35 @@ func WatchWith[T runtime.Object](ctx context.Context, req *rest.Request, kind st
 // kind, with decode. again watches again through client-go if the stream
 // turns out to be JSON.
 func FromStream[T runtime.Object](ctx context.Context, body io.ReadCloser, kind string, decode DecodeFunc[T], again func() (watch.Interface, error)) watch.Interface {
-	w := newWatch(ctx, body, kind, decode, again)
-	go w.receive()
-	return w
+	return start(ctx, body, Sniffed, kind, Decoders[T]{Protobuf: decode, Again: again})
 }
 
-// newWatch returns the watch of body, not yet receiving.
-func newWatch[T runtime.Object](ctx context.Context, body io.ReadCloser, kind string, decode DecodeFunc[T], again func() (watch.Interface, error)) *protobufWatch[T] {
-	return &protobufWatch[T]{
-		body:   body,
-		again:  again,
-		kind:   kind,
-		object: decode,
-		result: make(chan watch.Event, watchQueue),
-		done:   make(chan struct{}),
-		log:    klog.FromContext(ctx),
+// FromResponse decodes body, a watch stream of objects of kind kind whose
+// Content-Type is contentType ("" if unknown: its first bytes tell), with
+// the decoder of its format. A content type that is none of the API
+// server's is an error naming it; body is then closed.
+func FromResponse[T runtime.Object](ctx context.Context, body io.ReadCloser, contentType, kind string, d Decoders[T]) (watch.Interface, error) {
+	format, err := FormatOf(contentType)
+	if err != nil {
+		body.Close()
+		return nil, err
 	}
+	return start(ctx, body, format, kind, d), nil
+}
+
+// start returns the watch of body, receiving.
+func start[T runtime.Object](ctx context.Context, body io.ReadCloser, format Format, kind string, d Decoders[T]) *protobufWatch[T] {
+	w := &protobufWatch[T]{
+		body:     body,
+		format:   format,
+		kind:     kind,
+		decoders: d,
+		result:   make(chan watch.Event, watchQueue),
+		done:     make(chan struct{}),
+		log:      klog.FromContext(ctx),
+	}
+	go w.receive()
+	return w
 }
 
 // ResultChan returns the decoded events; it is closed when the stream ends.
@@ -180,12 +202,21 @@ func (w *protobufWatch[T]) receive() {
 	defer close(w.result)
 	defer w.Stop()
 	r := bufio.NewReaderSize(w.body, 8<<10)
-	if first, err := r.Peek(1); err == nil && first[0] == '{' {
-		if w.json {
-			w.receiveJSON(r)
-		} else {
-			w.forwardJSON()
+	format := w.format
+	if format == Sniffed {
+		first, err := r.Peek(len(cborTag))
+		if len(first) == 0 {
+			w.ended(err)
+			return
 		}
+		format = Sniff(first)
+	}
+	switch {
+	case format == JSON && w.decoders.JSON != nil:
+		w.receiveJSON(r)
+		return
+	case format != Protobuf || w.decoders.Protobuf == nil:
+		w.forward(format)
 		return
 	}
 	var frame []byte
@@ -230,12 +261,16 @@ func (w *protobufWatch[T]) fail(err error) {
 	w.send(watch.Event{Type: watch.Error, Object: reporter.AsObject(fmt.Errorf("unable to decode an event from the watch stream: %w", err))})
 }
 
-// forwardJSON closes the stream, which is in JSON, watches again through
+// forward closes the stream, which is in format, watches again through
 // client-go's decoder, and forwards its events. Nothing of the first stream
 // was used, so the second one resumes from the same point.
-func (w *protobufWatch[T]) forwardJSON() {
+func (w *protobufWatch[T]) forward(format Format) {
 	w.body.Close()
-	inner, err := w.again()
+	if w.decoders.Again == nil {
+		w.fail(fmt.Errorf("a watch stream of %s in %s, which this watch does not decode", w.kind, format))
+		return
+	}
+	inner, err := w.decoders.Again()
 	if err != nil {
 		var status apierrors.APIStatus
 		if !errors.As(err, &status) {
@@ -299,7 +334,7 @@ func (w *protobufWatch[T]) decode(frame []byte) (watch.Event, error) {
 	}
 	switch string(kind) {
 	case w.kind:
-		obj, err := w.object(data, evType == watch.Bookmark)
+		obj, err := w.decoders.Protobuf(data, evType == watch.Bookmark)
 		if err != nil {
 			return watch.Event{}, fmt.Errorf("decoding %s: %w", w.kind, err)
 		}
