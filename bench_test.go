@@ -934,7 +934,9 @@ func benchSlowHandler(b *testing.B, impl benchImpl, pods *bf.PodList, events [2]
 // BenchmarkEndToEnd syncs objects from a real kube-apiserver and etcd
 // (internal/testenv): 10k config maps and 10k realistic pods (100k more
 // with INFORMERS_E2E_BENCH=large), with our factory informer beside
-// client-go's generated SharedInformerFactory, all over protobuf. It runs
+// client-go's generated SharedInformerFactory, all over protobuf; and 10k
+// applications (100k more with large), a custom resource served as JSON
+// only, typed and unstructured (benchE2EApplicationSyncs). It runs
 // only when INFORMERS_E2E_BENCH is set: the first run builds the control
 // plane binaries (minutes), and creating the objects takes a while.
 //
@@ -998,9 +1000,12 @@ func BenchmarkEndToEnd(b *testing.B) {
 			func(ns string) []benchE2ESync {
 				return benchE2ESyncs[*corev1.Pod](cs, ns, corev1.SchemeGroupVersion.WithResource("pods"), cs.CoreV1().Pods(ns))
 			}},
+		{"applications", 10_000, func(ns string, n int) error { return benchCreateApplications(ctx, cfg, cs, ns, n) },
+			func(ns string) []benchE2ESync { return benchE2EApplicationSyncs(cfg, ns) }},
 	}
 	if mode == "large" {
 		resources = append(resources, resource{"pods", 100_000, resources[1].create, resources[1].syncs})
+		resources = append(resources, resource{"applications", 100_000, resources[2].create, resources[2].syncs})
 	}
 	for _, r := range resources {
 		ns := fmt.Sprintf("bench-%s-%d", r.name, r.count)
