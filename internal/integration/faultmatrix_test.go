@@ -97,6 +97,7 @@ func matrixServers() []matrixServer {
 				{"closed-watch", closeWatches},
 				{"watch-410", expireWatches},
 				{"failing-list", failLists},
+				{"throttling", throttleRequests},
 				{"apiserver-kill", killAPIServer},
 			},
 		},
@@ -168,6 +169,20 @@ func failLists(t *testing.T, r *matrixRun) {
 		if m.pageSize > 0 {
 			m.faults.FailLists(failNextPage, expireNextPage)
 		}
+	})
+}
+
+// throttleRequests throttles every informer's requests, as API Priority
+// and Fairness does a client over its share: its next watch is answered
+// 429 Too Many Requests twice before it resumes; then, after a 410 on its
+// watch, its relist (list or watch-list) twice.
+func throttleRequests(t *testing.T, r *matrixRun) {
+	r.churned(t, 20)
+	r.hitWatches(t, "watches again through throttling", func(m *matrixInformer) { m.faults.ThrottleWatches(2) })
+	r.churned(t, 20)
+	r.hitWatches(t, "relisted through throttling and watches again", func(m *matrixInformer) {
+		m.faults.ExpireWatches(1)
+		m.faults.ThrottleLists(2)
 	})
 }
 
