@@ -70,14 +70,7 @@ func benchE2EApplicationSyncs(cfg *rest.Config, ns string) []benchE2ESync {
 			if err := inf(f); err != nil {
 				return nil, err
 			}
-			ctx, cancel := context.WithCancel(ctx)
-			f.Start(ctx)
-			stop := func() { cancel(); _ = f.Shutdown(context.Background()) }
-			if err := f.WaitForSync(ctx); err != nil {
-				stop()
-				return nil, err
-			}
-			return stop, nil
+			return benchRunFactory(ctx, f)
 		}
 	}
 	typed := func(f *informers.Factory) error {
@@ -113,6 +106,19 @@ func benchE2EApplicationSyncs(cfg *rest.Config, ns string) []benchE2ESync {
 		{"informers-unstructured-list", false, ours(untyped, informers.FactoryOptions{DisableWatchList: true})},
 		{"wire-floor", false, benchWireFloorJSON(cfg, ns)},
 	}
+}
+
+// benchRunFactory starts f and waits until its informers have synced, and
+// returns how to stop it and wait for it.
+func benchRunFactory(ctx context.Context, f *informers.Factory) (func(), error) {
+	ctx, cancel := context.WithCancel(ctx)
+	f.Start(ctx)
+	stop := func() { cancel(); _ = f.Shutdown(context.Background()) }
+	if err := f.WaitForSync(ctx); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
 }
 
 // benchClientGoApplications is client-go's typed informer of the

@@ -1120,14 +1120,7 @@ func benchE2ESyncs[T informers.Object, L informers.List](cs kubernetes.Interface
 		return func(ctx context.Context) (func(), error) {
 			f := informers.NewFactoryWith(cs, opts)
 			informers.Informer[T](f)
-			ctx, cancel := context.WithCancel(ctx)
-			f.Start(ctx)
-			stop := func() { cancel(); _ = f.Shutdown(context.Background()) }
-			if err := f.WaitForSync(ctx); err != nil {
-				stop()
-				return nil, err
-			}
-			return stop, nil
+			return benchRunFactory(ctx, f)
 		}
 	}
 	return []benchE2ESync{
