@@ -944,7 +944,9 @@ func benchSlowHandler(b *testing.B, impl benchImpl, pods *bf.PodList, events [2]
 // BenchmarkEndToEnd syncs objects from a real kube-apiserver and etcd
 // (internal/testenv): 10k config maps and 10k realistic pods (100k more
 // with INFORMERS_E2E_BENCH=large), with our factory informer beside
-// client-go's generated SharedInformerFactory, all over protobuf. It runs
+// client-go's generated SharedInformerFactory, all over protobuf; and 10k
+// applications (100k more with large), a custom resource served as JSON
+// only, typed and unstructured (benchE2EApplicationSyncs). It runs
 // only when INFORMERS_E2E_BENCH is set: the first run builds the control
 // plane binaries (minutes), and creating the objects takes a while.
 //
@@ -1008,9 +1010,12 @@ func BenchmarkEndToEnd(b *testing.B) {
 			func(ns string) []benchE2ESync {
 				return benchE2ESyncs[*corev1.Pod](cs, ns, corev1.SchemeGroupVersion.WithResource("pods"), cs.CoreV1().Pods(ns))
 			}},
+		{"applications", 10_000, func(ns string, n int) error { return benchCreateApplications(ctx, cfg, cs, ns, n) },
+			func(ns string) []benchE2ESync { return benchE2EApplicationSyncs(cfg, ns) }},
 	}
 	if mode == "large" {
 		resources = append(resources, resource{"pods", 100_000, resources[1].create, resources[1].syncs})
+		resources = append(resources, resource{"applications", 100_000, resources[2].create, resources[2].syncs})
 	}
 	for _, r := range resources {
 		ns := fmt.Sprintf("bench-%s-%d", r.name, r.count)
@@ -1125,14 +1130,7 @@ func benchE2ESyncs[T informers.Object, L informers.List](cs kubernetes.Interface
 		return func(ctx context.Context) (func(), error) {
 			f := informers.NewFactoryWith(cs, opts)
 			informers.Informer[T](f)
-			ctx, cancel := context.WithCancel(ctx)
-			f.Start(ctx)
-			stop := func() { cancel(); _ = f.Shutdown(context.Background()) }
-			if err := f.WaitForSync(ctx); err != nil {
-				stop()
-				return nil, err
-			}
-			return stop, nil
+			return benchRunFactory(ctx, f)
 		}
 	}
 	return []benchE2ESync{

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -58,8 +59,9 @@ func NewDecoder[T Object](o Decoding) (*protodec.Decoder, error) {
 // concurrent use; the zero value is ready.
 //
 // Invariant: every value of byType is a *protodec.Decoder (key.json
-// false) or a *jsondec.Decoder (key.json true) of the type and skipped
-// fields its key names.
+// false), or a *jsondec.Decoder (key.json true), or for
+// *unstructured.Unstructured a *jsondec.Unstructured (key.json true), of
+// the type and skipped fields its key names.
 type Decoders struct {
 	mu     sync.Mutex
 	byType map[decoderKey]any
@@ -83,11 +85,18 @@ func jsonDecoderOf[T Object](a *Client, o Decoding) (*jsondec.Decoder, error) {
 	return sharedDecoder(a, o, decoderKey{typ: reflect.TypeFor[T](), json: true}, NewJSONDecoder[T])
 }
 
+// unstructuredDecoderOf is decoderOf for the decoder of unstructured
+// objects, which shares keys and repeated values.
+func unstructuredDecoderOf(a *Client, o Decoding) (*jsondec.Unstructured, error) {
+	return sharedDecoder(a, o, decoderKey{typ: reflect.TypeFor[*unstructured.Unstructured](), json: true},
+		func(Decoding) (*jsondec.Unstructured, error) { return jsondec.NewUnstructured(true), nil })
+}
+
 // sharedDecoder returns the decoder of a's Decoders under key and o's
 // skipped fields, made by newDecoder the first time; with no Decoders, or
 // with the decoder off, a new one.
 func sharedDecoder[D interface {
-	*protodec.Decoder | *jsondec.Decoder
+	*protodec.Decoder | *jsondec.Decoder | *jsondec.Unstructured
 }](a *Client, o Decoding, key decoderKey, newDecoder func(Decoding) (D, error)) (D, error) {
 	ds := cmp.Or(a.decoders, o.Shared)
 	if ds == nil || o.Disabled {

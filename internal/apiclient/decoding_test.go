@@ -8,10 +8,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
+// Decoders share one decoder per type and skipped fields between the
+// clients that have them (a fleet's), and between the list-watches made
+// with one Decoding.Shared (an informer's namespaces), typed and
+// unstructured alike.
 func TestDecodersShareOneDecoderPerTypeAndSkip(t *testing.T) {
 	shared := &Decoders{}
 	a, b := &Client{decoders: shared}, &Client{decoders: shared}
 	alone := &Client{}
+	perInformer := &Decoders{} // Decoding.Shared of one informer's namespaces
 
 	tests := []struct {
 		name      string
@@ -24,6 +29,11 @@ func TestDecodersShareOneDecoderPerTypeAndSkip(t *testing.T) {
 		{"other type", dec[*corev1.Pod](a, Decoding{}), dec[*corev1.ConfigMap](b, Decoding{}), false, false},
 		{"no Decoders", dec[*corev1.Pod](alone, Decoding{}), dec[*corev1.Pod](alone, Decoding{}), false, false},
 		{"decoder off", dec[*corev1.Pod](a, Decoding{Disabled: true}), dec[*corev1.Pod](b, Decoding{Disabled: true}), true, true},
+		{"Decoding.Shared", dec[*corev1.Pod](alone, Decoding{Shared: perInformer}), dec[*corev1.Pod](alone, Decoding{Shared: perInformer}), true, false},
+		{"unstructured, same clients' Decoders", unstructuredDec(a, Decoding{}), unstructuredDec(b, Decoding{}), true, false},
+		{"unstructured, Decoding.Shared", unstructuredDec(alone, Decoding{Shared: perInformer}), unstructuredDec(alone, Decoding{Shared: perInformer}), true, false},
+		{"unstructured, another informer", unstructuredDec(alone, Decoding{Shared: perInformer}), unstructuredDec(alone, Decoding{Shared: &Decoders{}}), false, false},
+		{"unstructured, no Decoders", unstructuredDec(alone, Decoding{}), unstructuredDec(alone, Decoding{}), false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,4 +59,8 @@ func dec[T Object](a *Client, o Decoding) func() (any, error) {
 		}
 		return d, err
 	}
+}
+
+func unstructuredDec(a *Client, o Decoding) func() (any, error) {
+	return func() (any, error) { return unstructuredDecoderOf(a, o) }
 }

@@ -150,7 +150,11 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 // dynamic client, which asks for CBOR and decodes it.
 func dynamicListWatch[T Object](a *Client, gvr schema.GroupVersionResource, ns string, dec Decoding) (*Funcs, error) {
 	if _, ok := any(*new(T)).(*unstructured.Unstructured); ok && a.dynamicOwn && a.rest != nil && !dec.Disabled && len(dec.Skip) == 0 && !cborAllowed() {
-		return unstructuredDecoded[T](a, gvr, ns), nil
+		decoder, err := unstructuredDecoderOf(a, dec)
+		if err != nil {
+			return nil, err
+		}
+		return unstructuredDecoded[T](a, gvr, ns, decoder), nil
 	}
 	if a.dynamic == nil {
 		return nil, errors.New("a dynamic informer needs FactoryOptions.Dynamic or RESTConfig")

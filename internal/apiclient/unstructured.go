@@ -16,11 +16,10 @@ import (
 
 // unstructuredDecoded lists and watches gvr in namespace ns as the
 // dynamic client does, its requests sent through a.rest, and decodes them
-// with the library's JSON decoder in one pass, as client-go's
+// with dec, the library's JSON decoder, in one pass, as client-go's
 // UnstructuredJSONScheme decodes them, sharing keys and repeated values.
 // T is *unstructured.Unstructured.
-func unstructuredDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns string) *Funcs {
-	dec := jsondec.NewUnstructured(true)
+func unstructuredDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns string, dec *jsondec.Unstructured) *Funcs {
 	list := func(ctx context.Context, opts metav1.ListOptions) (List, error) {
 		res, err := a.resource(ctx, gvr, "")
 		if err != nil {

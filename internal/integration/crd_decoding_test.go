@@ -209,8 +209,6 @@ func gadgetsIn(t *testing.T, group string, d time.Duration) gadgetServer {
 	require.NoError(t, err)
 	g.gvr = g.gv.WithResource("gadgets")
 	createGadgetCRDIn(t, g.dyn, g.ctx, group)
-	g.scheme = runtime.NewScheme()
-	g.scheme.AddKnownTypes(g.gv, &Gadget{}, &GadgetList{})
-	metav1.AddToGroupVersion(g.scheme, g.gv)
+	g.scheme = gadgetSchemeOf(g.gv)
 	return g
 }

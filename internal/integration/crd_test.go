@@ -56,9 +56,14 @@ var gadgetGV = schema.GroupVersion{Group: "toys.example.com", Version: "v1"}
 
 func gadgetScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
+	return gadgetSchemeOf(gadgetGV)
+}
+
+// gadgetSchemeOf is a scheme that knows the Go types of the gadgets of gv.
+func gadgetSchemeOf(gv schema.GroupVersion) *runtime.Scheme {
 	s := runtime.NewScheme()
-	s.AddKnownTypes(gadgetGV, &Gadget{}, &GadgetList{})
-	metav1.AddToGroupVersion(s, gadgetGV)
+	s.AddKnownTypes(gv, &Gadget{}, &GadgetList{})
+	metav1.AddToGroupVersion(s, gv)
 	return s
 }
 

@@ -12,10 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/internal/testutil"
+	"github.com/kubetyped/informers/shard"
 )
 
 // convergeWithin bounds how long, once a fault has ended and the churn
@@ -30,7 +35,9 @@ const convergeWithin = 30 * time.Second
 const faultWait = time.Minute
 
 // TestFaultMatrix runs every combination of the informer options that
-// change how a cache is filled (see matrixCombos) through each fault an
+// change how a cache is filled (see matrixCombos), for config maps and for
+// a custom resource, typed and unstructured (see matrixResources), through
+// each fault an
 // informer meets in production (see matrixServers), with churn before,
 // during and after the fault. After each fault, within convergeWithin,
 // every cache must hold exactly the server's objects (of its selection
@@ -47,15 +54,18 @@ func TestFaultMatrix(t *testing.T) {
 	for _, server := range matrixServers() {
 		t.Run(server.name, func(t *testing.T) {
 			env := testenv.New(t, server.opts)
+			dyn, err := dynamic.NewForConfig(env.Config())
+			require.NoError(t, err)
+			createGadgetCRDIn(t, dyn, ctx, matrixGadgets.Group)
 			for _, fault := range server.faults {
 				t.Run(fault.name, func(t *testing.T) {
 					start := time.Now()
 					r := startMatrix(t, ctx, env)
 					fault.inject(t, r)
 					r.churned(t, 30) // and after it
-					r.churn.Stop()
+					writes := r.stopChurn()
 					r.converge(t)
-					t.Logf("%s: %d informers through %d writes in %v", fault.name, len(r.informers), r.churn.Writes(), time.Since(start).Round(time.Millisecond))
+					t.Logf("%s: %d informers through %d writes in %v", fault.name, len(r.informers), writes, time.Since(start).Round(time.Millisecond))
 				})
 			}
 		})
@@ -81,18 +91,23 @@ func matrixServers() []matrixServer {
 	gates := map[string]bool{shardGate: true}
 	return []matrixServer{
 		{
-			name: "watchcache", // config maps served by kube-apiserver's watch cache, as usual
+			name: "watchcache", // objects served by kube-apiserver's watch cache, as usual
 			opts: testenv.Options{FeatureGates: gates},
 			faults: []matrixFault{
 				{"closed-watch", closeWatches},
 				{"watch-410", expireWatches},
 				{"failing-list", failLists},
+				{"throttling", throttleRequests},
 				{"apiserver-kill", killAPIServer},
 			},
 		},
 		{
-			name: "etcd", // config maps served by etcd, for 410s after a compaction
-			opts: testenv.Options{FeatureGates: gates, UncachedResources: []string{"configmaps"}},
+			// Objects served by etcd, for 410s after a compaction.
+			// kube-apiserver has no watch cache size for a custom
+			// resource (it ignores --watch-cache-sizes for them), so
+			// the watch cache is off for every resource.
+			name: "etcd",
+			opts: testenv.Options{FeatureGates: gates, UncachedResources: []string{"configmaps"}, APIServerArgs: []string{"--watch-cache=false"}},
 			faults: []matrixFault{
 				{"compaction", compactPastInformers},
 			},
@@ -157,6 +172,20 @@ func failLists(t *testing.T, r *matrixRun) {
 	})
 }
 
+// throttleRequests throttles every informer's requests, as API Priority
+// and Fairness does a client over its share: its next watch is answered
+// 429 Too Many Requests twice before it resumes; then, after a 410 on its
+// watch, its relist (list or watch-list) twice.
+func throttleRequests(t *testing.T, r *matrixRun) {
+	r.churned(t, 20)
+	r.hitWatches(t, "watches again through throttling", func(m *matrixInformer) { m.faults.ThrottleWatches(2) })
+	r.churned(t, 20)
+	r.hitWatches(t, "relisted through throttling and watches again", func(m *matrixInformer) {
+		m.faults.ExpireWatches(1)
+		m.faults.ThrottleLists(2)
+	})
+}
+
 // killAPIServer kills kube-apiserver (kill -9) and starts it again: every
 // connection dies, and the new server's watch cache starts past every
 // version an informer saw (etcd moves on while it is down, as the other
@@ -172,9 +201,10 @@ type matrixRun struct {
 	ctx       context.Context
 	env       *testenv.Env
 	admin     kubernetes.Interface
+	dyn       dynamic.Interface
 	ns        string
 	informers []*matrixInformer
-	churn     *churner
+	churns    []*churner // of the config maps and of the gadgets
 }
 
 // startMatrix creates a namespace, its objects and the churn on them,
@@ -182,15 +212,20 @@ type matrixRun struct {
 // every handler has synced.
 func startMatrix(t *testing.T, ctx context.Context, env *testenv.Env) *matrixRun {
 	r := &matrixRun{ctx: ctx, env: env, admin: clientset(t, env.Config())}
+	var err error
+	r.dyn, err = dynamic.NewForConfig(env.Config())
+	require.NoError(t, err)
 	r.ns = testutil.Namespace(t, r.admin)
 	seed := rand.Uint64()
 	t.Logf("churn seed %d", seed)
-	var err error
-	r.churn, err = startChurn(ctx, r.admin, r.ns, seed)
-	require.NoError(t, err)
-	t.Cleanup(r.churn.Stop) // if the test ends early
+	for _, target := range []churnTarget{configMapChurn{r.admin, r.ns}, gadgetChurn{r.dyn, matrixGadgets, r.ns}} {
+		c, err := startChurnOf(ctx, target, seed)
+		require.NoError(t, err)
+		t.Cleanup(c.Stop) // if the test ends early
+		r.churns = append(r.churns, c)
+	}
 	for i, c := range matrixCombos() {
-		r.informers = append(r.informers, startMatrixInformer(t, env, r.ns, c, i))
+		r.informers = append(r.informers, c.resource.start(t, env, r.ns, c, i))
 	}
 	syncCtx, cancel := context.WithTimeout(ctx, faultWait)
 	defer cancel()
@@ -200,11 +235,31 @@ func startMatrix(t *testing.T, ctx context.Context, env *testenv.Env) *matrixRun
 	return r
 }
 
-// churned waits until the churn has written n more times.
+// churned waits until each churn has written n more times.
 func (r *matrixRun) churned(t *testing.T, n int64) {
 	t.Helper()
-	target := r.churn.Writes() + n
-	testutil.EventuallyWithin(t, faultWait, func() bool { return r.churn.Writes() >= target }, "the churn writes")
+	targets := make([]int64, len(r.churns))
+	for i, c := range r.churns {
+		targets[i] = c.Writes() + n
+	}
+	testutil.EventuallyWithin(t, faultWait, func() bool {
+		for i, c := range r.churns {
+			if c.Writes() < targets[i] {
+				return false
+			}
+		}
+		return true
+	}, "the churn writes")
+}
+
+// stopChurn stops the churns and returns how many writes they made.
+func (r *matrixRun) stopChurn() int64 {
+	var writes int64
+	for _, c := range r.churns {
+		c.Stop()
+		writes += c.Writes()
+	}
+	return writes
 }
 
 // hitWatches arms faults for every informer's next requests, ends every
@@ -250,20 +305,27 @@ func (r *matrixRun) waitAll(t *testing.T, what string, cond func(*matrixInformer
 func (r *matrixRun) converge(t *testing.T) {
 	t.Helper()
 	start := time.Now()
-	var server []corev1.ConfigMap
+	server := map[schema.GroupVersionResource][]metav1.Object{}
 	results := map[*matrixInformer]string{}
 	for _, m := range r.informers {
 		results[m] = "never compared: the server's objects could not be listed"
+		server[m.resource.gvr] = nil
 	}
 	pollUntil(convergeWithin, func() (bool, string) {
-		l, err := r.admin.CoreV1().ConfigMaps(r.ns).List(r.ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err.Error()
+		for gvr := range server {
+			l, err := r.dyn.Resource(gvr).Namespace(r.ns).List(r.ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			objs := make([]metav1.Object, len(l.Items))
+			for i := range l.Items {
+				objs[i] = &l.Items[i]
+			}
+			server[gvr] = objs
 		}
-		server = l.Items
 		done := true
 		for _, m := range r.informers {
-			results[m] = m.check(server)
+			results[m] = m.check(server[m.resource.gvr])
 			done = done && results[m] == ""
 		}
 		return done, ""
@@ -283,11 +345,17 @@ func (r *matrixRun) converge(t *testing.T) {
 		t.Logf("%d of %d combinations did not converge: %s", len(failed), len(r.informers), strings.Join(failed, " "))
 		return
 	}
-	t.Logf("all %d combinations converged on %d objects in %v", len(r.informers), len(server), took.Round(time.Millisecond))
+	var objects []string
+	for gvr, objs := range server {
+		objects = append(objects, fmt.Sprintf("%d %s", len(objs), gvr.Resource))
+	}
+	slices.Sort(objects)
+	t.Logf("all %d combinations converged on %s in %v", len(r.informers), strings.Join(objects, " and "), took.Round(time.Millisecond))
 }
 
 // combo is one combination of the options of the matrix.
 type combo struct {
+	resource  *matrixResource
 	watchList bool         // initial state by watch-list streaming, not list
 	pageSize  int64        // Options.PageSize; 0 is the default
 	kind      informerKind // what else the informer does
@@ -313,14 +381,16 @@ const (
 // every list spans several pages.
 const matrixPageSize = 7
 
-// matrixCombos returns every combination: 2 × 2 × 6 × 2.
+// matrixCombos returns every combination: 3 × 2 × 2 × 6 × 2.
 func matrixCombos() []combo {
 	var out []combo
-	for _, watchList := range []bool{false, true} {
-		for _, pageSize := range []int64{0, matrixPageSize} {
-			for _, kind := range []informerKind{plainInformer, transformedInformer, internedInformer, shardedInformer, namespaceSelectedInformer, namespaceSelectedClusterWideInformer} {
-				for _, selected := range []bool{false, true} {
-					out = append(out, combo{watchList, pageSize, kind, selected})
+	for _, resource := range matrixResources() {
+		for _, watchList := range []bool{false, true} {
+			for _, pageSize := range []int64{0, matrixPageSize} {
+				for _, kind := range []informerKind{plainInformer, transformedInformer, internedInformer, shardedInformer, namespaceSelectedInformer, namespaceSelectedClusterWideInformer} {
+					for _, selected := range []bool{false, true} {
+						out = append(out, combo{resource, watchList, pageSize, kind, selected})
+					}
 				}
 			}
 		}
@@ -328,19 +398,54 @@ func matrixCombos() []combo {
 	return out
 }
 
-// String names the combination, as in "list-page7-sharded-selected".
+// String names the combination, as in
+// "gadget-list-page7-sharded-selected".
 func (c combo) String() string {
-	parts := []string{"list", "pagedefault", string(c.kind), "all"}
+	parts := []string{c.resource.name, "list", "pagedefault", string(c.kind), "all"}
 	if c.watchList {
-		parts[0] = "watchlist"
+		parts[1] = "watchlist"
 	}
 	if c.pageSize > 0 {
-		parts[1] = fmt.Sprintf("page%d", c.pageSize)
+		parts[2] = fmt.Sprintf("page%d", c.pageSize)
 	}
 	if c.selected {
-		parts[3] = "selected"
+		parts[4] = "selected"
 	}
 	return strings.Join(parts, "-")
+}
+
+// matrixResource is a resource of the matrix, cached as one Go type.
+type matrixResource struct {
+	name   string // starts the names of its combinations
+	gvr    schema.GroupVersionResource
+	scheme *runtime.Scheme // FactoryOptions.Scheme; nil for a built-in type
+	// shardFilter is where a sharded informer says its shard is
+	// filtered. kube-apiserver 1.37 filters custom resources too, but
+	// does not echo the shard selector in their lists' shardInfo (it
+	// sets it only on lists that implement metav1.ShardedListInterface,
+	// which UnstructuredList does not): a typed informer, whose list type
+	// has the field, concludes that the client filters; an unstructured
+	// one, whose list tells nothing, receives nothing outside its shard
+	// and so never learns.
+	shardFilter shard.Filter
+	// start is startMatrixInformer of the Go type.
+	start func(t *testing.T, env *testenv.Env, ns string, c combo, i int) *matrixInformer
+}
+
+// matrixGadgets is the group version of the matrix's custom resource,
+// gadgets (see createGadgetCRDIn), which the server serves as JSON only.
+var matrixGadgets = schema.GroupVersion{Group: "faults.example.com", Version: "v1"}
+
+// matrixResources are the resources of the matrix: config maps, and
+// gadgets both typed (decoded by the library's JSON decoder) and
+// unstructured (by its unstructured decoder).
+func matrixResources() []*matrixResource {
+	gadgets := matrixGadgets.WithResource("gadgets")
+	return []*matrixResource{
+		{"configmap", corev1.SchemeGroupVersion.WithResource("configmaps"), nil, shard.FilterServer, startMatrixInformer[*corev1.ConfigMap]},
+		{"gadget", gadgets, gadgetSchemeOf(matrixGadgets), shard.FilterClient, startMatrixInformer[*Gadget]},
+		{"gadget-unstructured", gadgets, nil, shard.FilterUnknown, startMatrixInformer[*unstructured.Unstructured]},
+	}
 }
 
 // sortedKeys returns m's keys in order, for stable messages.

@@ -76,21 +76,27 @@ const (
 //   - ExpireWatches answers the next watches with 410 Gone, as the server
 //     answers a watch from a version it no longer has.
 //   - FailLists makes the next list requests fail, in given ways.
+//   - ThrottleWatches and ThrottleLists answer the next watch, or list and
+//     watch-list, requests with 429 Too Many Requests and Retry-After: 1,
+//     as API Priority and Fairness answers a client over its share;
+//     client-go's REST client waits and sends them again.
 //   - RefuseWatchList answers every watch-list request with 422 Invalid,
 //     as a server without watch-list streaming does.
 type faults struct {
 	resource string
 	next     http.RoundTripper
 
-	mu         sync.Mutex
-	cut        bool
-	refuseWL   bool
-	expire     int         // watches still to answer with 410 Gone
-	listFaults []listFault // how the next list requests fail, in order
-	bodies     map[*faultyBody]struct{}
-	sent       map[requestKind]int // requests let through to the server
-	refused    int                 // requests refused while cut off
-	watches    int                 // watch and watch-list streams opened
+	mu       sync.Mutex
+	cut      bool
+	refuseWL bool
+	expire   int // watches still to answer with 410 Gone
+	// watches, and lists and watch-lists, still to answer with 429
+	throttleWatches, throttleLists int
+	listFaults                     []listFault // how the next list requests fail, in order
+	bodies                         map[*faultyBody]struct{}
+	sent                           map[requestKind]int // requests let through to the server
+	refused                        int                 // requests refused while cut off
+	watches                        int                 // watch and watch-list streams opened
 }
 
 func newFaults(resource string) *faults {
@@ -146,9 +152,15 @@ func (f *faults) decide(req *http.Request, kind requestKind) (answer *metav1.Sta
 	case kind == watchListRequest && f.refuseWL:
 		answer = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
 			Message: "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"}
+	case kind == watchRequest && f.throttleWatches > 0:
+		f.throttleWatches--
+		answer = throttled()
 	case kind == watchRequest && f.expire > 0:
 		f.expire--
 		answer = &apierrors.NewResourceExpired("too old resource version (injected)").ErrStatus
+	case (kind == listRequest || kind == watchListRequest) && f.throttleLists > 0:
+		f.throttleLists--
+		answer = throttled()
 	case (kind == listRequest || kind == watchListRequest) && len(f.listFaults) > 0:
 		q := req.URL.Query()
 		firstPage := kind == listRequest && q.Get("continue") == "" && q.Get("limit") != "" && q.Get("limit") != "0"
@@ -172,17 +184,28 @@ func (f *faults) decide(req *http.Request, kind requestKind) (answer *metav1.Sta
 	return answer, breakBody, false
 }
 
-// statusResponse is the response of a server that answers req with st.
+// throttled is the status of a request that API Priority and Fairness
+// rejects: 429, to be sent again in a second.
+func throttled() *metav1.Status {
+	return &apierrors.NewTooManyRequests("the request has been throttled (injected)", 1).ErrStatus
+}
+
+// statusResponse is the response of a server that answers req with st,
+// with a Retry-After header if st asks the client to retry after a delay.
 func statusResponse(req *http.Request, st *metav1.Status) *http.Response {
 	st.Kind, st.APIVersion = "Status", "v1"
 	body, _ := json.Marshal(st)
+	header := http.Header{"Content-Type": {"application/json"}}
+	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		header.Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
+	}
 	return &http.Response{
 		Status:        strconv.Itoa(int(st.Code)) + " " + http.StatusText(int(st.Code)),
 		StatusCode:    int(st.Code),
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        http.Header{"Content-Type": {"application/json"}},
+		Header:        header,
 		Body:          io.NopCloser(bytes.NewReader(body)),
 		ContentLength: int64(len(body)),
 		Request:       req,
@@ -232,6 +255,20 @@ func (f *faults) FailLists(how ...listFault) {
 	f.listFaults = append(f.listFaults, how...)
 }
 
+// ThrottleWatches answers the next n watch requests with 429.
+func (f *faults) ThrottleWatches(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.throttleWatches += n
+}
+
+// ThrottleLists answers the next n list and watch-list requests with 429.
+func (f *faults) ThrottleLists(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.throttleLists += n
+}
+
 // RefuseWatchList makes the server seem not to serve watch-list streams.
 func (f *faults) RefuseWatchList() {
 	f.mu.Lock()
@@ -245,7 +282,7 @@ type faultStats struct {
 	refused                    int // requests refused while cut off
 	opened                     int // watch and watch-list streams opened
 	open                       int // streams open now
-	pending                    int // 410s and list failures still to inject
+	pending                    int // 410s, 429s and list failures still to inject
 }
 
 func (f *faults) stats() faultStats {
@@ -253,7 +290,7 @@ func (f *faults) stats() faultStats {
 	defer f.mu.Unlock()
 	s := faultStats{
 		lists: f.sent[listRequest], watches: f.sent[watchRequest], watchLists: f.sent[watchListRequest],
-		refused: f.refused, opened: f.watches, pending: f.expire + len(f.listFaults),
+		refused: f.refused, opened: f.watches, pending: f.expire + f.throttleWatches + f.throttleLists + len(f.listFaults),
 	}
 	for b := range f.bodies {
 		if b.kind == watchRequest || b.kind == watchListRequest {

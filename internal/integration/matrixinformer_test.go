@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetyped/informers"
@@ -28,37 +29,55 @@ const transformedAnnotation = "fault-matrix/transformed"
 
 // matrixInformer is one combination of the matrix, running: an informer
 // in a factory of its own, over a transport of its own, with two handlers.
+// Its fields hide the informer's Go type: see startMatrixInformer.
 type matrixInformer struct {
 	combo
 	faults *faults
-	inf    *informers.SharedInformer[*corev1.ConfigMap]
-	shard  *shard.Shard // of a sharded informer
+	inf    matrixCache
+	cached func() []metav1.Object // the objects of the informer's cache
+	shard  *shard.Shard           // of a sharded informer
 	// handlers are a handler without MergeByKey and one with it.
-	handlers [2]*tracker[*corev1.ConfigMap]
-	regs     [2]*informers.Registration[*corev1.ConfigMap]
-	errs     errorCounts
+	handlers [2]interface {
+		view() (map[string]version, []string)
+	}
+	regs [2]interface {
+		WaitForSync(context.Context) error
+	}
+	errs errorCounts
+}
+
+// matrixCache is what the matrix asks of a SharedInformer, whatever its
+// type.
+type matrixCache interface {
+	HasSynced() bool
+	LastSyncResourceVersion() string
+	UsesWatchList() bool
+	Shard() shard.Status
 }
 
 // handlerNames name the handlers of a matrixInformer, in order.
 var handlerNames = [2]string{"handler", "MergeByKey handler"}
 
 // startMatrixInformer starts the informer of combination c, the i-th, on
-// namespace ns; it stops at the end of the test.
-func startMatrixInformer(t *testing.T, env *testenv.Env, ns string, c combo, i int) *matrixInformer {
-	m := &matrixInformer{combo: c, faults: newFaults("configmaps")}
+// namespace ns, caching c.resource as T; it stops at the end of the test.
+func startMatrixInformer[T informers.Object](t *testing.T, env *testenv.Env, ns string, c combo, i int) *matrixInformer {
+	m := &matrixInformer{combo: c, faults: newFaults(c.resource.gvr.Resource)}
 	if !c.watchList {
 		m.faults.RefuseWatchList()
 	}
 	cfg := env.Config()
 	cfg.WrapTransport = m.faults.wrap
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Namespace: ns, Backoff: fastBackoff, OnError: m.errs.record})
-	opts := informers.Options[*corev1.ConfigMap]{PageSize: c.pageSize}
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: c.resource.scheme, Namespace: ns, Backoff: fastBackoff, OnError: m.errs.record})
+	opts := informers.Options[T]{PageSize: c.pageSize}
+	if _, ok := any(*new(T)).(*unstructured.Unstructured); ok {
+		opts.Resource = c.resource.gvr
+	}
 	if c.selected {
 		opts.LabelSelector = selectedLabel + "=yes"
 	}
 	switch c.kind {
 	case transformedInformer:
-		opts.Transform = markTransformed
+		opts.Transform = markTransformed[T]
 	case internedInformer:
 		// Interning after decoding; the other kinds share as the
 		// library's decoder decodes, the default.
@@ -73,30 +92,42 @@ func startMatrixInformer(t *testing.T, env *testenv.Env, ns string, c combo, i i
 		opts.NamespaceSelector = corev1.LabelMetadataName + "=" + ns
 		opts.NamespaceMode = informers.NamespaceModeClusterWide
 	}
-	m.inf = informers.InformerWith(f, opts)
+	inf := informers.InformerWith(f, opts)
+	require.NoError(t, inf.Err(), m.String())
+	m.inf = inf
+	m.cached = func() []metav1.Object {
+		var objs []metav1.Object
+		for o := range inf.Lister().All() {
+			objs = append(objs, o)
+		}
+		return objs
+	}
 	for j, merge := range []bool{false, true} {
-		m.handlers[j] = newTracker[*corev1.ConfigMap]()
+		h := newTracker[T]()
 		var hopts []informers.HandlerOption
 		if merge {
 			hopts = append(hopts, informers.MergeByKey())
 		}
-		var err error
-		m.regs[j], err = m.inf.AddHandler(m.handlers[j], hopts...)
+		reg, err := inf.AddHandler(h, hopts...)
 		require.NoError(t, err)
+		m.handlers[j], m.regs[j] = h, reg
 	}
 	testutil.StartFactory(t, f)
 	return m
 }
 
 // markTransformed is the transform of transformed informers: it drops
-// managedFields and marks the object.
-func markTransformed(cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
-	cm.ManagedFields = nil
-	if cm.Annotations == nil {
-		cm.Annotations = map[string]string{}
+// managedFields and marks the object. It changes a copy of the
+// annotations, which the decoder may share with other objects.
+func markTransformed[T informers.Object](o T) (T, error) {
+	o.SetManagedFields(nil)
+	annotations := maps.Clone(o.GetAnnotations())
+	if annotations == nil {
+		annotations = map[string]string{}
 	}
-	cm.Annotations[transformedAnnotation] = "true"
-	return cm, nil
+	annotations[transformedAnnotation] = "true"
+	o.SetAnnotations(annotations)
+	return o, nil
 }
 
 // waitForSync waits until both handlers have synced, and checks that the
@@ -113,34 +144,34 @@ func (m *matrixInformer) waitForSync(t *testing.T, ctx context.Context) {
 	lists := m.kind == shardedInformer || m.kind == namespaceSelectedClusterWideInformer
 	require.Equal(t, m.watchList && !lists, m.inf.UsesWatchList(), "%s streams its initial state", m)
 	if m.shard != nil {
-		require.Equal(t, shard.FilterServer, m.inf.Shard().Filter, "%s: the server filters shards", m)
+		require.Equal(t, m.resource.shardFilter, m.inf.Shard().Filter, "%s: who filters shards", m)
 	}
 }
 
-// selects reports whether cm belongs in the informer's cache.
-func (m *matrixInformer) selects(cm *corev1.ConfigMap) bool {
-	return (!m.selected || cm.Labels[selectedLabel] == "yes") && (m.shard == nil || m.shard.Contains(cm))
+// selects reports whether o belongs in the informer's cache.
+func (m *matrixInformer) selects(o metav1.Object) bool {
+	return (!m.selected || o.GetLabels()[selectedLabel] == "yes") && (m.shard == nil || m.shard.Contains(o))
 }
 
-// check compares the informer with server, the objects of its namespace:
-// its cache with the objects it selects, each handler's view with its
-// cache. It returns "" if they are equal, or what differs.
-func (m *matrixInformer) check(server []corev1.ConfigMap) string {
+// check compares the informer with server, the objects of its resource
+// in its namespace: its cache with the objects it selects, each handler's
+// view with its cache. It returns "" if they are equal, or what differs.
+func (m *matrixInformer) check(server []metav1.Object) string {
 	if !m.inf.HasSynced() {
 		return "not synced"
 	}
 	want := map[string]version{}
-	for i := range server {
-		if cm := &server[i]; m.selects(cm) {
-			want[keyOf(cm)] = version{cm.UID, cm.ResourceVersion}
+	for _, o := range server {
+		if m.selects(o) {
+			want[keyOf(o)] = version{o.GetUID(), o.GetResourceVersion()}
 		}
 	}
 	cached := map[string]version{}
-	for cm := range m.inf.Lister().All() {
-		if m.kind == transformedInformer && cm.Annotations[transformedAnnotation] != "true" {
-			return fmt.Sprintf("cache: %s is not transformed", keyOf(cm))
+	for _, o := range m.cached() {
+		if m.kind == transformedInformer && o.GetAnnotations()[transformedAnnotation] != "true" {
+			return fmt.Sprintf("cache: %s is not transformed", keyOf(o))
 		}
-		cached[keyOf(cm)] = version{cm.UID, cm.ResourceVersion}
+		cached[keyOf(o)] = version{o.GetUID(), o.GetResourceVersion()}
 	}
 	if d := diff(want, cached); d != "" {
 		return "cache against the server: " + d
@@ -161,7 +192,7 @@ func (m *matrixInformer) check(server []corev1.ConfigMap) string {
 func (m *matrixInformer) describe() string {
 	s := m.faults.stats()
 	return fmt.Sprintf("requests: %d lists, %d watches, %d watch-lists, %d refused; errors: %s; at version %q, %d objects cached, synced %v",
-		s.lists, s.watches, s.watchLists, s.refused, m.errs.String(), m.inf.LastSyncResourceVersion(), m.inf.Lister().Len(), m.inf.HasSynced())
+		s.lists, s.watches, s.watchLists, s.refused, m.errs.String(), m.inf.LastSyncResourceVersion(), len(m.cached()), m.inf.HasSynced())
 }
 
 // diff says how got differs from want, or "" if it does not: the keys
