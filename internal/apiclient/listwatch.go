@@ -155,7 +155,7 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 }
 
 func dynamicListWatch[T Object](a *Client, gvr schema.GroupVersionResource, ns string, dec Decoding) (*Funcs, error) {
-	if _, ok := any(*new(T)).(*unstructured.Unstructured); ok && a.dynamicOwn && a.rest != nil && !dec.Disabled && len(dec.Skip) == 0 {
+	if _, ok := any(*new(T)).(*unstructured.Unstructured); ok && a.dynamicOwn && a.rest != nil && !dec.Disabled {
 		return unstructuredDecoded[T](a, gvr, ns), nil
 	}
 	if a.dynamic == nil {
