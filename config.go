@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"golang.org/x/sync/semaphore"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubetyped/informers/internal/apiclient"
+	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/shard"
@@ -88,11 +90,11 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 	}
 	if o.SkipFields != nil {
 		c.decoding.Skip = slices.Sorted(slices.Values(o.SkipFields))
-		clearer, err := protodec.NewClearer(reflect.TypeFor[T](), o.SkipFields)
+		clear, err := clearerOf[T](o.SkipFields)
 		if err != nil {
 			return config[T]{}, fmt.Errorf("SkipFields: %w", err)
 		}
-		c.clear = func(obj T) { clearer.Clear(reflect.ValueOf(obj).UnsafePointer()) }
+		c.clear = clear
 	}
 	if o.Shard != nil {
 		if err := o.Shard.Validate(); err != nil {
@@ -105,6 +107,37 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 		return config[T]{}, err
 	}
 	return c, nil
+}
+
+// clearerOf returns what zeroes the fields that paths name in objects of
+// type T that the library's decoders did not decode (they skip them
+// themselves): by the protobuf plans of built-in types, the JSON plans of
+// other structs, or by key for unstructured objects.
+func clearerOf[T Object](paths []string) (func(T), error) {
+	t := reflect.TypeFor[T]()
+	if t == reflect.TypeFor[*unstructured.Unstructured]() {
+		clearer, err := jsondec.NewUnstructuredClearer(paths)
+		if err != nil {
+			return nil, err
+		}
+		return func(obj T) {
+			if u := any(obj).(*unstructured.Unstructured); u != nil && u.Object != nil {
+				clearer.Clear(u.Object)
+			}
+		}, nil
+	}
+	if protodec.Supports(t) {
+		clearer, err := protodec.NewClearer(t, paths)
+		if err != nil {
+			return nil, err
+		}
+		return func(obj T) { clearer.Clear(reflect.ValueOf(obj).UnsafePointer()) }, nil
+	}
+	clearer, err := jsondec.NewClearer(t, paths)
+	if err != nil {
+		return nil, err
+	}
+	return func(obj T) { clearer.Clear(reflect.ValueOf(obj).UnsafePointer()) }, nil
 }
 
 // minWatchTimeout is the shortest server-side timeout of a watch, as in

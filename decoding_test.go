@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -53,8 +54,22 @@ func TestSkipFieldsErrors(t *testing.T) {
 			return &unstructured.UnstructuredList{}, nil
 		},
 		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil })
+	for _, tc := range []struct{ path, want string }{
+		{"metadata.name", "the informer needs it"},
+		{"spec..env", "field names joined by dots"},
+	} {
+		_, err := informers.NewInformer(ulw, informers.Options[*unstructured.Unstructured]{SkipFields: []string{tc.path}})
+		require.ErrorContains(t, err, tc.want, tc.path)
+	}
 	_, err := informers.NewInformer(ulw, informers.Options[*unstructured.Unstructured]{SkipFields: []string{"metadata.managedFields"}})
-	require.ErrorContains(t, err, "not a built-in API type")
+	require.NoError(t, err, "unstructured objects have no type to check paths against")
+	alw := informers.NewListWatch[*bf.Application](
+		func(context.Context, metav1.ListOptions) (*bf.ApplicationList, error) {
+			return &bf.ApplicationList{}, nil
+		},
+		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil })
+	_, err = informers.NewInformer(alw, informers.Options[*bf.Application]{SkipFields: []string{"spec.nothing"}})
+	require.ErrorContains(t, err, `no field "nothing"`, "custom resources' paths are checked against their json names")
 }
 
 // Lists and watch frames in protobuf are decoded by the library's decoder
@@ -132,4 +147,102 @@ func TestFactorySkipFields(t *testing.T) {
 	require.ErrorContains(t, off.Err(), "DisableDecoder false")
 	bad := informers.InformerWith(f, informers.Options[*corev1.Secret]{SkipFields: []string{"data.nothing"}})
 	require.ErrorContains(t, bad.Err(), "data.nothing")
+}
+
+// Fields to skip of custom resources, with a Go type or unstructured, are
+// left out whether the factory's JSON decoder decodes them or they come
+// decoded from a ListWatch of the user's.
+func TestSkipFieldsOfCustomResources(t *testing.T) {
+	srv, err := bf.NewApplicationServer(30, 10)
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	skip := []string{"status.resources", "spec.source.helm.parameters", "metadata.managedFields"}
+	scheme := runtime.NewScheme()
+	bf.AddApplications(scheme)
+	check := func(t *testing.T, name string, spec map[string]any, status map[string]any) {
+		t.Helper()
+		require.NotEmpty(t, name)
+		require.NotContains(t, status, "resources")
+		require.Contains(t, status, "sync")
+		source := spec["source"].(map[string]any)
+		require.NotEmpty(t, source["repoURL"])
+		require.NotContains(t, source["helm"], "parameters")
+		require.Contains(t, source["helm"], "valueFiles")
+	}
+	asMaps := func(t *testing.T, a *bf.Application) (map[string]any, map[string]any) {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a)
+		require.NoError(t, err)
+		return u["spec"].(map[string]any), u["status"].(map[string]any)
+	}
+	applications := func(context.Context, metav1.ListOptions) (*bf.ApplicationList, error) {
+		l := &bf.ApplicationList{}
+		for i := range 30 {
+			l.Items = append(l.Items, *bf.NewApplication(i, 1))
+		}
+		return l, nil
+	}
+	noWatch := func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil }
+
+	t.Run("typed, factory", func(t *testing.T) {
+		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: srv.Config(), Scheme: scheme, DisableWatchList: true})
+		inf := informers.InformerWith(f, informers.Options[*bf.Application]{SkipFields: skip})
+		require.NoError(t, inf.Err())
+		testutil.StartFactory(t, f)
+		syncFactory(t, f)
+		require.Equal(t, 30, inf.Lister().Len())
+		for _, a := range inf.Lister().List(labels.Everything()) {
+			spec, status := asMaps(t, a)
+			check(t, a.Name, spec, status)
+		}
+	})
+	t.Run("typed, ListWatch", func(t *testing.T) {
+		lw := informers.NewListWatch[*bf.Application](applications, noWatch)
+		lw.DisableWatchList = true
+		inf, err := informers.NewInformer(lw, informers.Options[*bf.Application]{SkipFields: skip})
+		require.NoError(t, err)
+		testutil.Run(t, inf)
+		waitSynced(t, inf)
+		for _, a := range inf.Lister().List(labels.Everything()) {
+			spec, status := asMaps(t, a)
+			check(t, a.Name, spec, status)
+		}
+	})
+	t.Run("unstructured, factory", func(t *testing.T) {
+		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: srv.Config(), DisableWatchList: true})
+		inf := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: bf.ApplicationResource, SkipFields: skip})
+		require.NoError(t, inf.Err())
+		testutil.StartFactory(t, f)
+		syncFactory(t, f)
+		require.Equal(t, 30, inf.Lister().Len())
+		for _, u := range inf.Lister().List(labels.Everything()) {
+			check(t, u.GetName(), u.Object["spec"].(map[string]any), u.Object["status"].(map[string]any))
+		}
+	})
+	t.Run("unstructured, ListWatch", func(t *testing.T) {
+		lw := informers.NewListWatch[*unstructured.Unstructured](
+			func(ctx context.Context, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+				l, err := applications(ctx, o)
+				if err != nil {
+					return nil, err
+				}
+				out := &unstructured.UnstructuredList{}
+				for i := range l.Items {
+					m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&l.Items[i])
+					if err != nil {
+						return nil, err
+					}
+					out.Items = append(out.Items, unstructured.Unstructured{Object: m})
+				}
+				return out, nil
+			}, noWatch)
+		lw.DisableWatchList = true
+		inf, err := informers.NewInformer(lw, informers.Options[*unstructured.Unstructured]{SkipFields: skip})
+		require.NoError(t, err)
+		testutil.Run(t, inf)
+		waitSynced(t, inf)
+		require.Equal(t, 30, inf.Lister().Len())
+		for _, u := range inf.Lister().List(labels.Everything()) {
+			check(t, u.GetName(), u.Object["spec"].(map[string]any), u.Object["status"].(map[string]any))
+		}
+	})
 }

@@ -88,9 +88,11 @@ type Options[T Object] struct {
 	// structs). They read as zero values in the cache and in handlers,
 	// and cost neither time nor memory: the generic answer to hand-written
 	// slim types. The library's decoder skips them; objects it does not
-	// decode (JSON, a ListWatch of decoded objects) have them cleared
-	// before they are cached. It applies to built-in types and
-	// *metav1.PartialObjectMetadata only. The name, namespace, UID and
+	// decode (a ListWatch of decoded objects, DisableDecoder) have them cleared
+	// before they are cached. It applies to built-in types,
+	// *metav1.PartialObjectMetadata, custom resources with a Go type
+	// (paths checked against its json names) and *unstructured.Unstructured
+	// (paths not checked: removed once decoded). The name, namespace, UID and
 	// resource version of the metadata cannot be skipped; everything that
 	// reads a skipped field (an index, a transform, a selector on it) sees
 	// it empty. See docs/memory.md.

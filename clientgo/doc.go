@@ -8,6 +8,9 @@
 //   - SharedIndexInformer returns a read-only cache.SharedIndexInformer
 //     view of a SharedInformer, for cache.WaitForCacheSync, generated
 //     listers (over its GetIndexer) and any code that takes an informer.
+//   - DynamicFactory is a dynamicinformer.DynamicSharedInformerFactory
+//     over a Factory: unstructured informers by resource, decoded in one
+//     pass by the library's JSON decoder.
 //   - FromListerWatcher turns a cache.ListerWatcher into a ListWatch.
 //
 // The switch in a client-go controller is one line: where it took an

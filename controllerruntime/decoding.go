@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,15 +17,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
-// Decoding says how a Cache decodes the objects of built-in types and of
-// metadata-only (PartialObjectMetadata) informers, which travel as
-// protobuf: by default with the library's decoder, which shares equal
+// Decoding says how a Cache decodes objects: by default with the
+// library's decoders, protobuf for built-in types and metadata-only
+// (PartialObjectMetadata) informers, JSON for custom resources with a Go
+// type in the scheme and for unstructured objects, which share equal
 // strings and parts (labels, containers, volumes, owner references)
-// between cached objects as it decodes; see the informers package's
+// between cached objects as they decode; see the informers package's
 // Options.DisableDecoder and Options.SkipFields. The zero value is the
 // default.
 type Decoding struct {
@@ -35,7 +38,9 @@ type Decoding struct {
 	// such as metadata.managedFields or spec.containers.env: they read as
 	// zero values, in the cache and in what reads copy from it. Types are
 	// given by an object, as in ByObject; a metadata-only informer's by
-	// &metav1.PartialObjectMetadata{}.
+	// &metav1.PartialObjectMetadata{}. Custom resources with a Go type are
+	// named by their json names; unstructured objects, whose Go type
+	// names no kind, cannot be given.
 	SkipFields map[client.Object][]string
 }
 
@@ -58,7 +63,7 @@ func (c *Cache) setDecoding(d Decoding) error {
 	c.skip = map[reflect.Type][]string{}
 	for obj, paths := range d.SkipFields {
 		t := reflect.TypeOf(obj)
-		if _, err := protodec.NewClearer(t, paths); err != nil {
+		if _, err := newClearer(t, paths); err != nil {
 			return fmt.Errorf("controllerruntime: Decoding.SkipFields: %w", err)
 		}
 		c.skip[t] = paths
@@ -68,27 +73,62 @@ func (c *Cache) setDecoding(d Decoding) error {
 
 // partDecoder is the decoder of one informer, made on first use: the
 // list-watches of its namespaces (with a namespace selector) share it, and
-// so share equal strings and parts.
+// so share equal strings and parts. One of its decoders is set, by the
+// informer's objects: protobuf for built-in types and metadata, JSON for
+// custom resources with a Go type, unstructured for unstructured ones.
 type partDecoder struct {
-	once sync.Once
-	dec  *protodec.Decoder
-	err  error
+	once         sync.Once
+	dec          *protodec.Decoder
+	json         *jsondec.Decoder
+	unstructured *jsondec.Unstructured
+	err          error
 }
 
-// decoderFor returns the decoder of the objects that newObject makes, the
-// one shared holds, or nil if the decoder is off or does not know them.
-func (c *Cache) decoderFor(newObject func() client.Object, shared *partDecoder) (*protodec.Decoder, error) {
+// decoderFor returns shared with the decoder of the objects that newObject
+// makes (unstructured ones in shape unstructuredShape) made, or none if
+// the decoder is off or does not know them.
+func (c *Cache) decoderFor(newObject func() client.Object, sh shape, shared *partDecoder) (*partDecoder, error) {
 	shared.once.Do(func() {
-		if c.decoding.Disable || newObject == nil {
+		if c.decoding.Disable {
+			return
+		}
+		if sh == unstructuredShape {
+			shared.unstructured = jsondec.NewUnstructured(true)
+			return
+		}
+		if newObject == nil {
 			return
 		}
 		t := reflect.TypeOf(newObject())
-		if !protodec.Supports(t) {
-			return
+		switch {
+		case protodec.Supports(t):
+			shared.dec, shared.err = protodec.New(t, protodec.Options{Share: true, Skip: c.skip[t]})
+		case jsondec.Supports(t):
+			shared.json, shared.err = jsondec.New(t, jsondec.Options{Share: true, Skip: c.skip[t]})
 		}
-		shared.dec, shared.err = protodec.New(t, protodec.Options{Share: true, Skip: c.skip[t]})
 	})
-	return shared.dec, shared.err
+	return shared, shared.err
+}
+
+// clearer zeroes skipped fields in objects decoded by other means.
+type clearer interface{ Clear(p unsafe.Pointer) }
+
+// newClearer returns the clearer of the fields paths name in objects of
+// type t: by the protobuf plans of built-in types, by the JSON plans of
+// custom resources.
+func newClearer(t reflect.Type, paths []string) (clearer, error) {
+	if protodec.Supports(t) {
+		c, err := protodec.NewClearer(t, paths)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	c, err := jsondec.NewClearer(t, paths)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // clearSkipped returns a transform that zeroes the fields to skip of
@@ -99,7 +139,7 @@ func (c *Cache) clearSkipped(t reflect.Type) informers.TransformFunc[client.Obje
 	if len(paths) == 0 {
 		return nil
 	}
-	clearer, err := protodec.NewClearer(t, paths)
+	clearer, err := newClearer(t, paths)
 	if err != nil { // checked by NewWithDecoding
 		return nil
 	}

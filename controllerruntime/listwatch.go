@@ -3,6 +3,7 @@ package controllerruntime
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/apiclient"
+	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
@@ -45,6 +48,18 @@ func shapeOf(obj runtime.Object) shape {
 func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionResource, sh shape, ns string, shared *partDecoder) (*informers.ListWatch[client.Object, informers.List], error) {
 	switch sh {
 	case unstructuredShape:
+		d, err := c.decoderFor(nil, sh, shared)
+		if err != nil {
+			return nil, err
+		}
+		if d.unstructured != nil {
+			rc, err := apiutil.RESTClientForGVK(gvk, false, true, c.config, c.codecs, c.httpClient)
+			if err != nil {
+				return nil, err
+			}
+			request := c.requests(rc, gvr, ns)
+			return fromFuncs(apiclient.UnstructuredFuncs[client.Object](request, d.unstructured, gvk.Kind, apiclient.ResourceName(gvr))), nil
+		}
 		cfg := rest.CopyConfig(c.config)
 		cfg.NegotiatedSerializer = nil
 		dc, err := dynamic.NewForConfigAndClient(cfg, c.httpClient)
@@ -76,19 +91,20 @@ func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionRe
 		return nil, err
 	}
 	newObject := c.protobufObjects(gvk)
-	request := func(opts *metav1.ListOptions) *rest.Request {
-		req := rc.Get().Resource(gvr.Resource).VersionedParams(opts, c.paramCodec)
-		if ns != "" {
-			req = req.Namespace(ns)
-		}
-		return req
+	request := c.requests(rc, gvr, ns)
+	objects := newObject
+	if objects == nil {
+		objects = c.jsonObjects(gvk)
 	}
-	dec, err := c.decoderFor(newObject, shared)
+	d, err := c.decoderFor(objects, sh, shared)
 	if err != nil {
 		return nil, err
 	}
-	if dec != nil {
-		return c.decodedListWatch(request, dec, gvk.Kind, newObject, listObj), nil
+	switch {
+	case d.dec != nil:
+		return c.decodedListWatch(request, d.dec, gvk.Kind, newObject, listObj), nil
+	case d.json != nil:
+		return fromFuncs(apiclient.JSONFuncs(request, gvr, gvk.Kind, d.json, objects, c.codecs)), nil
 	}
 	return informers.NewListWatch[client.Object](
 		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
@@ -116,16 +132,16 @@ func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionRe
 // metadata client.
 func (c *Cache) metadataListWatch(gvr schema.GroupVersionResource, ns string, shared *partDecoder) (*informers.ListWatch[client.Object, informers.List], error) {
 	newObject := func() client.Object { return &metav1.PartialObjectMetadata{} }
-	dec, err := c.decoderFor(newObject, shared)
+	d, err := c.decoderFor(newObject, metadataShape, shared)
 	if err != nil {
 		return nil, err
 	}
-	if dec != nil {
+	if d.dec != nil {
 		request, err := c.metadataRequests(gvr, ns)
 		if err != nil {
 			return nil, err
 		}
-		return c.decodedListWatch(request, dec, "PartialObjectMetadata", newObject, &metav1.PartialObjectMetadataList{}), nil
+		return c.decodedListWatch(request, d.dec, "PartialObjectMetadata", newObject, &metav1.PartialObjectMetadataList{}), nil
 	}
 	cfg := rest.CopyConfig(c.config)
 	cfg.NegotiatedSerializer = nil
@@ -189,4 +205,38 @@ func (c *Cache) protobufObjects(gvk schema.GroupVersionKind) func() client.Objec
 		return nil
 	}
 	return newObject
+}
+
+// jsonObjects returns a function making new objects of kind gvk if the
+// library's JSON decoder decodes them by plan (custom resources with a Go
+// type); nil otherwise.
+func (c *Cache) jsonObjects(gvk schema.GroupVersionKind) func() client.Object {
+	obj, err := c.scheme.New(gvk)
+	if err != nil {
+		return nil
+	}
+	t := reflect.TypeOf(obj)
+	if _, ok := obj.(client.Object); !ok || !jsondec.Supports(t) {
+		return nil
+	}
+	return func() client.Object { return reflect.New(t.Elem()).Interface().(client.Object) }
+}
+
+// requests returns the list and watch requests of gvr in namespace ns
+// ("" for all) through rc.
+func (c *Cache) requests(rc rest.Interface, gvr schema.GroupVersionResource, ns string) func(*metav1.ListOptions) *rest.Request {
+	return func(opts *metav1.ListOptions) *rest.Request {
+		req := rc.Get().Resource(gvr.Resource).VersionedParams(opts, c.paramCodec)
+		if ns != "" {
+			req = req.Namespace(ns)
+		}
+		return req
+	}
+}
+
+// fromFuncs is the ListWatch of the library's list and watch functions.
+func fromFuncs(f *apiclient.Funcs) *informers.ListWatch[client.Object, informers.List] {
+	return informers.NewListWatch[client.Object](
+		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) { return f.List(ctx, opts) },
+		f.Watch)
 }

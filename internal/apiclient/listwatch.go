@@ -149,7 +149,7 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 // decoder; with client-go's ClientsAllowCBOR on, through client-go's
 // dynamic client, which asks for CBOR and decodes it.
 func dynamicListWatch[T Object](a *Client, gvr schema.GroupVersionResource, ns string, dec Decoding) (*Funcs, error) {
-	if _, ok := any(*new(T)).(*unstructured.Unstructured); ok && a.dynamicOwn && a.rest != nil && !dec.Disabled && len(dec.Skip) == 0 && !cborAllowed() {
+	if _, ok := any(*new(T)).(*unstructured.Unstructured); ok && a.dynamicOwn && a.rest != nil && !dec.Disabled && !cborAllowed() {
 		decoder, err := unstructuredDecoderOf(a, dec)
 		if err != nil {
 			return nil, err

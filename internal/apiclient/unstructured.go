@@ -2,10 +2,8 @@ package apiclient
 
 import (
 	"context"
-	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -35,16 +33,7 @@ func unstructuredDecoded[T Object](a *Client, gvr schema.GroupVersionResource, n
 		defer stream.Close()
 		var l List
 		err = protodec.ReadBody(stream, func(body []byte) error {
-			obj, err := dec.Decode(body)
-			if err != nil {
-				return fmt.Errorf("decoding the list of %s: %w", ResourceName(gvr), err)
-			}
-			switch o := obj.(type) {
-			case *unstructured.UnstructuredList:
-				l = o
-			case *unstructured.Unstructured:
-				l, err = o.ToList() // as the dynamic client does
-			}
+			l, err = decodeUnstructuredList(dec, body, ResourceName(gvr))
 			return err
 		})
 		return l, err
@@ -58,18 +47,7 @@ func unstructuredDecoded[T Object](a *Client, gvr schema.GroupVersionResource, n
 		req := a.rest.Get().AbsPath(pathOf(gvr.GroupVersion(), res, ns)...).
 			SpecificallyVersionedParams(&opts, paramCodec, schema.GroupVersion{Version: "v1"}).
 			SetHeader("Accept", "application/json")
-		w, err := watchstream.WatchJSON(ctx, req, res.Kind, func(data []byte, _ bool) (T, error) {
-			var zero T
-			obj, err := dec.Decode(data)
-			if err != nil {
-				return zero, err
-			}
-			t, ok := obj.(T)
-			if !ok {
-				return zero, fmt.Errorf("watch event object is a %T", obj)
-			}
-			return t, nil
-		})
+		w, err := watchstream.WatchJSON(ctx, req, res.Kind, unstructuredEvents[T](dec))
 		a.forgetOnNotFound(gvr.GroupVersion(), err)
 		return w, err
 	}

@@ -169,11 +169,13 @@ func markSkipped(n *node, root *place, path string) error {
 }
 
 // clearSkipped zeroes the skipped fields of the object at p, decoded
-// without the plan.
-func clearSkipped(n *node, pl *place, p unsafe.Pointer) {
+// without the plan, and reports whether it zeroed any. It writes only
+// fields that are not zero.
+func clearSkipped(n *node, pl *place, p unsafe.Pointer) bool {
 	if pl == nil || p == nil {
-		return
+		return false
 	}
+	cleared := false
 	switch n.kind {
 	case kStruct:
 		for i, f := range n.fields {
@@ -193,20 +195,39 @@ func clearSkipped(n *node, pl *place, p unsafe.Pointer) {
 				continue
 			}
 			if pl.fields[i].skip {
-				reflect.NewAt(f.n.typ, fp).Elem().SetZero()
+				if v := reflect.NewAt(f.n.typ, fp).Elem(); !v.IsZero() {
+					v.SetZero()
+					cleared = true
+				}
 				continue
 			}
-			clearSkipped(f.n, pl.fields[i], fp)
+			cleared = clearSkipped(f.n, pl.fields[i], fp) || cleared
 		}
 	case kPointer:
-		clearSkipped(n.elem, pl.elem, *(*unsafe.Pointer)(p))
+		cleared = clearSkipped(n.elem, pl.elem, *(*unsafe.Pointer)(p))
 	case kSlice:
 		if pl.elem == nil {
-			return
+			return false
 		}
 		h := (*sliceHeader)(p)
 		for k := range h.len {
-			clearSkipped(n.elem, pl.elem, unsafe.Add(h.data, uintptr(k)*n.elem.typ.Size()))
+			cleared = clearSkipped(n.elem, pl.elem, unsafe.Add(h.data, uintptr(k)*n.elem.typ.Size())) || cleared
+		}
+	case kMap:
+		if pl.elem == nil {
+			return false
+		}
+		// Map values are not addressable: each is cleared in a copy,
+		// stored back only if it changed.
+		m := reflect.NewAt(n.typ, p).Elem()
+		for it := m.MapRange(); it.Next(); {
+			v := reflect.New(n.elem.typ)
+			v.Elem().Set(it.Value())
+			if clearSkipped(n.elem, pl.elem, v.UnsafePointer()) {
+				m.SetMapIndex(it.Key(), v.Elem())
+				cleared = true
+			}
 		}
 	}
+	return cleared
 }
