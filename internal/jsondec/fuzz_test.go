@@ -42,6 +42,8 @@ func FuzzJSONDecoder(f *testing.F) {
 		`{"kind":"WidgetList","apiVersion":"v1","items":[{"a":1},{"kind":3},null]}`,
 		`{"kind":"List","items":null,"items":[{"kind":"X"}]}`,
 		`null`, `{}`, `"x"`, `{"spec":{"owner":1}}`, `{"spec":{"replicas":1.0}}`,
+		repeatingWidget,
+		`{"metadata":{"creationTimestamp":"2024-01-02T03:04:05Z"},"spec":{"since":"2024-01-02T03:04:05Z","owner":"a","owner":"b"}}`,
 	} {
 		f.Add([]byte(seed))
 	}
