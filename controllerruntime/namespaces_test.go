@@ -36,9 +36,7 @@ func TestCacheNamespaceSelector(t *testing.T) {
 			env := testenv.Shared(t)
 			cs := kubernetes.NewForConfigOrDie(env.Config())
 			ctx := testutil.Context(t, time.Minute)
-			first, second := testutil.Namespace(t, cs), testutil.Namespace(t, cs)
-			team := first // a label value no other test's namespace has
-			setTeam(ctx, t, cs, first, team)
+			first, second, team := teamNamespaces(ctx, t, cs)
 			for _, ns := range []string{first, second} {
 				_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{})
 				require.NoError(t, err)
@@ -98,6 +96,15 @@ func TestCacheNamespaceSelector(t *testing.T) {
 }
 
 // setTeam sets namespace ns's team label, or removes it if team is "".
+// teamNamespaces creates two namespaces, the first labelled with a team
+// of its own: a label value no other test's namespace has.
+func teamNamespaces(ctx context.Context, t *testing.T, cs kubernetes.Interface) (first, second, team string) {
+	t.Helper()
+	first, second = testutil.Namespace(t, cs), testutil.Namespace(t, cs)
+	setTeam(ctx, t, cs, first, first)
+	return first, second, first
+}
+
 func setTeam(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, team string) {
 	t.Helper()
 	patch := `{"metadata":{"labels":{"team":null}}}`
@@ -116,9 +123,7 @@ func TestManagerNamespaceSelector(t *testing.T) {
 	env := testenv.Shared(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config())
 	ctx := testutil.Context(t, time.Minute)
-	first, second := testutil.Namespace(t, cs), testutil.Namespace(t, cs)
-	team := first // a label value no other test's namespace has
-	setTeam(ctx, t, cs, first, team)
+	first, second, team := teamNamespaces(ctx, t, cs)
 	for _, ns := range []string{first, second} {
 		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{"v": "1"}},

@@ -60,20 +60,24 @@ func serverPods(t *testing.T, cs kubernetes.Interface, ns string) []metav1.Objec
 	t.Helper()
 	l, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
-	out := make([]metav1.Object, len(l.Items))
-	for i := range l.Items {
-		out[i] = &l.Items[i]
-	}
-	return out
+	return metaObjects(l.Items)
 }
 
 func serverConfigMaps(t *testing.T, cs kubernetes.Interface, ns string) []metav1.Object {
 	t.Helper()
 	l, err := cs.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
-	out := make([]metav1.Object, len(l.Items))
-	for i := range l.Items {
-		out[i] = &l.Items[i]
+	return metaObjects(l.Items)
+}
+
+// metaObjects returns the objects of a list's items.
+func metaObjects[T any, P interface {
+	*T
+	metav1.Object
+}](items []T) []metav1.Object {
+	out := make([]metav1.Object, len(items))
+	for i := range items {
+		out[i] = P(&items[i])
 	}
 	return out
 }

@@ -52,16 +52,24 @@ func TestWatchListIsUsed(t *testing.T) {
 	ns := testutil.Namespace(t, clientset(t, env.Config()))
 	createConfigMaps(t, env, ns, 50)
 
-	w, cfg := recorded(env)
-	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
-	inf := informers.Informer[*corev1.ConfigMap](f)
-	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(testutil.Context(t, time.Minute)))
+	inf, w := syncRecorded(t, env, ns)
 	assert.Equal(t, 50, inf.Lister().Len())
 	assert.True(t, inf.UsesWatchList())
 	lists, _, streams := requests(t, w, "configmaps")
 	assert.Equal(t, 1, streams, "one watch-list stream")
 	assert.Zero(t, lists, "no list request")
+}
+
+// syncRecorded runs a factory's informer of the config maps of ns, on a
+// configuration of env that w records, and waits for its sync.
+func syncRecorded(t *testing.T, env *testenv.Env, ns string) (*informers.SharedInformer[*corev1.ConfigMap], *wire) {
+	t.Helper()
+	w, cfg := recorded(env)
+	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	inf := informers.Informer[*corev1.ConfigMap](f)
+	testutil.StartFactory(t, f)
+	require.NoError(t, f.WaitForSync(testutil.Context(t, time.Minute)))
+	return inf, w
 }
 
 // With streaming turned off on the client, the informer lists and watches.
@@ -93,11 +101,7 @@ func TestFallbackWhenServerRefusesWatchList(t *testing.T) {
 	ns := testutil.Namespace(t, clientset(t, env.Config()))
 	createConfigMaps(t, env, ns, 20)
 
-	w, cfg := recorded(env)
-	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
-	inf := informers.Informer[*corev1.ConfigMap](f)
-	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(testutil.Context(t, time.Minute)))
+	inf, w := syncRecorded(t, env, ns)
 	assert.Equal(t, 20, inf.Lister().Len())
 	assert.False(t, inf.UsesWatchList())
 	lists, watches, streams := requests(t, w, "configmaps")
