@@ -33,9 +33,9 @@ func TestCacheCustomResources(t *testing.T) {
 	env := testenv.Shared(t)
 	cfg := env.Config()
 	dyn := dynamic.NewForConfigOrDie(cfg)
-	testutil.CreateCRD(t, dyn, bf.ApplicationResource, "Application")
-	ns := testutil.Namespace(t, kubernetes.NewForConfigOrDie(cfg))
 	ctx := testutil.Context(t, 2*time.Minute)
+	require.NoError(t, bf.CreateApplicationCRD(ctx, dyn))
+	ns := testutil.Namespace(t, kubernetes.NewForConfigOrDie(cfg))
 	const count = 24
 	for i := range count {
 		a := bf.NewApplication(i, 1)
