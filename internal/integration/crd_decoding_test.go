@@ -73,32 +73,56 @@ func TestCustomResourcesCachedAsClientGoCaches(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); theirTyped.RunWithContext(ctx) }()
+	runCtx, stopTyped := context.WithCancel(ctx) // ends before ctx, which outlives the cleanup below
+	go func() { defer wg.Done(); theirTyped.RunWithContext(runCtx) }()
 	theirDynamic.Start(stop)
-	t.Cleanup(func() { close(stop); theirDynamic.Shutdown(); wg.Wait() })
+	t.Cleanup(func() { close(stop); stopTyped(); theirDynamic.Shutdown(); wg.Wait() })
 	require.True(t, cache.WaitForCacheSync(ctx.Done(), theirTyped.HasSynced, theirUntyped.HasSynced))
 	require.NoError(t, f.WaitForSync(ctx))
 
-	compare := func(stage string) {
+	// compare waits until both caches hold the count objects of the
+	// server, at the same versions, and equal, read from one snapshot of
+	// each (a delete that reaches one informer before the other must not
+	// fail the comparison).
+	compare := func(stage string, count int) {
 		t.Helper()
-		testutil.EventuallyWithin(t, time.Minute, func() bool {
-			return sameVersions(typed.Lister().List(labels.Everything()), theirTyped.GetStore().List()) &&
-				sameVersions(untyped.Lister().List(labels.Everything()), theirUntyped.GetStore().List())
-		}, "%s: the caches hold the same versions", stage)
-		for _, o := range theirTyped.GetStore().List() {
-			want := o.(*Gadget)
-			got, err := typed.Lister().Namespace(ns).Get(want.Name)
-			require.NoError(t, err)
-			require.True(t, reflect.DeepEqual(want, got), "%s: typed %s:\nclient-go: %#v\nours: %#v", stage, want.Name, want, got)
+		var why string
+		same := func() bool {
+			theirs, theirsU := theirTyped.GetStore().List(), theirUntyped.GetStore().List()
+			if len(theirs) != count || len(theirsU) != count {
+				why = fmt.Sprintf("client-go holds %d typed and %d unstructured objects", len(theirs), len(theirsU))
+				return false
+			}
+			if !sameVersions(typed.Lister().List(labels.Everything()), theirs) ||
+				!sameVersions(untyped.Lister().List(labels.Everything()), theirsU) {
+				why = "the caches hold other versions"
+				return false
+			}
+			for _, o := range theirs {
+				want := o.(*Gadget)
+				got, err := typed.Lister().Namespace(ns).Get(want.Name)
+				if err != nil || !reflect.DeepEqual(want, got) {
+					why = fmt.Sprintf("typed %s (%v):\nclient-go: %#v\nours: %#v", want.Name, err, want, got)
+					return false
+				}
+			}
+			for _, o := range theirsU {
+				want := o.(*unstructured.Unstructured)
+				got, err := untyped.Lister().Namespace(ns).Get(want.GetName())
+				if err != nil || !reflect.DeepEqual(want, got) {
+					why = fmt.Sprintf("unstructured %s (%v):\nclient-go: %v\nours: %v", want.GetName(), err, want, got)
+					return false
+				}
+			}
+			return true
 		}
-		for _, o := range theirUntyped.GetStore().List() {
-			want := o.(*unstructured.Unstructured)
-			got, err := untyped.Lister().Namespace(ns).Get(want.GetName())
-			require.NoError(t, err)
-			require.True(t, reflect.DeepEqual(want, got), "%s: unstructured %s:\nclient-go: %v\nours: %v", stage, want.GetName(), want, got)
+		for deadline := time.Now().Add(time.Minute); !same(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the caches differ after a minute: %s", stage, why)
+			}
 		}
 	}
-	compare("initial sync")
+	compare("initial sync", 40)
 
 	for i := range 10 {
 		g, err := resource.Get(ctx, fmt.Sprintf("g-%02d", i), metav1.GetOptions{})
@@ -108,7 +132,7 @@ func TestCustomResourcesCachedAsClientGoCaches(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, resource.Delete(ctx, "g-39", metav1.DeleteOptions{}))
-	compare("after updates")
+	compare("after updates", 39)
 }
 
 // sameVersions reports whether ours and theirs hold the same objects at
