@@ -43,17 +43,7 @@ func JSONFuncs[T Object](request func(*metav1.ListOptions) *rest.Request, gvr sc
 func UnstructuredFuncs[T Object](request func(*metav1.ListOptions) *rest.Request, dec *jsondec.Unstructured, kind, what string) *Funcs {
 	lw := newFuncs(
 		func(ctx context.Context, opts metav1.ListOptions) (List, error) {
-			stream, err := request(&opts).SetHeader("Accept", "application/json").Stream(ctx)
-			if err != nil {
-				return nil, err
-			}
-			defer stream.Close()
-			var l List
-			err = protodec.ReadBody(stream, func(body []byte) error {
-				l, err = decodeUnstructuredList(dec, body, what)
-				return err
-			})
-			return l, err
+			return listUnstructured(ctx, request(&opts), dec, what)
 		},
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			opts.Watch = true
@@ -61,6 +51,22 @@ func UnstructuredFuncs[T Object](request func(*metav1.ListOptions) *rest.Request
 		})
 	lw.Decoded = true
 	return lw
+}
+
+// listUnstructured sends req, a list request, asking for JSON, and
+// decodes the response with dec; what names the resource in errors.
+func listUnstructured(ctx context.Context, req *rest.Request, dec *jsondec.Unstructured, what string) (List, error) {
+	stream, err := req.SetHeader("Accept", "application/json").Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer stream.Close()
+	var l List
+	err = protodec.ReadBody(stream, func(body []byte) error {
+		l, err = decodeUnstructuredList(dec, body, what)
+		return err
+	})
+	return l, err
 }
 
 // decodeUnstructuredList decodes body, a list response, as the dynamic

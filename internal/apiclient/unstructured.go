@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubetyped/informers/internal/jsondec"
-	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
@@ -23,19 +22,10 @@ func unstructuredDecoded[T Object](a *Client, gvr schema.GroupVersionResource, n
 		if err != nil {
 			return nil, err
 		}
-		stream, err := a.rest.Get().AbsPath(pathOf(gvr.GroupVersion(), res, ns)...).
-			SpecificallyVersionedParams(&opts, paramCodec, schema.GroupVersion{Version: "v1"}).
-			SetHeader("Accept", "application/json").Stream(ctx)
-		if err != nil {
-			a.forgetOnNotFound(gvr.GroupVersion(), err)
-			return nil, err
-		}
-		defer stream.Close()
-		var l List
-		err = protodec.ReadBody(stream, func(body []byte) error {
-			l, err = decodeUnstructuredList(dec, body, ResourceName(gvr))
-			return err
-		})
+		req := a.rest.Get().AbsPath(pathOf(gvr.GroupVersion(), res, ns)...).
+			SpecificallyVersionedParams(&opts, paramCodec, schema.GroupVersion{Version: "v1"})
+		l, err := listUnstructured(ctx, req, dec, ResourceName(gvr))
+		a.forgetOnNotFound(gvr.GroupVersion(), err)
 		return l, err
 	}
 	watchFn := func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
