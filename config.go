@@ -14,7 +14,6 @@ import (
 
 	"github.com/kubetyped/informers/internal/apiclient"
 	"github.com/kubetyped/informers/internal/jsondec"
-	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/shard"
 )
@@ -126,14 +125,7 @@ func clearerOf[T Object](paths []string) (func(T), error) {
 			}
 		}, nil
 	}
-	if protodec.Supports(t) {
-		clearer, err := protodec.NewClearer(t, paths)
-		if err != nil {
-			return nil, err
-		}
-		return func(obj T) { clearer.Clear(reflect.ValueOf(obj).UnsafePointer()) }, nil
-	}
-	clearer, err := jsondec.NewClearer(t, paths)
+	clearer, err := apiclient.NewClearer(t, paths)
 	if err != nil {
 		return nil, err
 	}

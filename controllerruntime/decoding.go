@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
-	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/apiclient"
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
@@ -63,7 +63,7 @@ func (c *Cache) setDecoding(d Decoding) error {
 	c.skip = map[reflect.Type][]string{}
 	for obj, paths := range d.SkipFields {
 		t := reflect.TypeOf(obj)
-		if _, err := newClearer(t, paths); err != nil {
+		if _, err := apiclient.NewClearer(t, paths); err != nil {
 			return fmt.Errorf("controllerruntime: Decoding.SkipFields: %w", err)
 		}
 		c.skip[t] = paths
@@ -110,27 +110,6 @@ func (c *Cache) decoderFor(newObject func() client.Object, sh shape, shared *par
 	return shared, shared.err
 }
 
-// clearer zeroes skipped fields in objects decoded by other means.
-type clearer interface{ Clear(p unsafe.Pointer) }
-
-// newClearer returns the clearer of the fields paths name in objects of
-// type t: by the protobuf plans of built-in types, by the JSON plans of
-// custom resources.
-func newClearer(t reflect.Type, paths []string) (clearer, error) {
-	if protodec.Supports(t) {
-		c, err := protodec.NewClearer(t, paths)
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
-	}
-	c, err := jsondec.NewClearer(t, paths)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
 // clearSkipped returns a transform that zeroes the fields to skip of
 // objects of type t, which the objects the decoder did not decode (a
 // response in JSON) still have; nil if there are none.
@@ -139,7 +118,7 @@ func (c *Cache) clearSkipped(t reflect.Type) informers.TransformFunc[client.Obje
 	if len(paths) == 0 {
 		return nil
 	}
-	clearer, err := newClearer(t, paths)
+	clearer, err := apiclient.NewClearer(t, paths)
 	if err != nil { // checked by NewWithDecoding
 		return nil
 	}

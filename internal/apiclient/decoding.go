@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -188,4 +189,26 @@ func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns st
 		})
 	lw.Decoded = true
 	return lw
+}
+
+// Clearer zeroes the fields to skip in objects decoded by other means
+// than the library's decoders.
+type Clearer interface{ Clear(p unsafe.Pointer) }
+
+// NewClearer returns the Clearer of the fields paths name in objects of
+// type t: by the protobuf plans of built-in types, by the JSON plans of
+// other structs (custom resources).
+func NewClearer(t reflect.Type, paths []string) (Clearer, error) {
+	if protodec.Supports(t) {
+		c, err := protodec.NewClearer(t, paths)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	c, err := jsondec.NewClearer(t, paths)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
