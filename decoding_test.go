@@ -188,7 +188,7 @@ func TestSkipFieldsOfCustomResources(t *testing.T) {
 		inf := informers.InformerWith(f, informers.Options[*bf.Application]{SkipFields: skip})
 		require.NoError(t, inf.Err())
 		testutil.StartFactory(t, f)
-		syncFactory(t, f)
+		waitSynced(t, f)
 		require.Equal(t, 30, inf.Lister().Len())
 		for _, a := range inf.Lister().List(labels.Everything()) {
 			spec, status := asMaps(t, a)
@@ -212,7 +212,7 @@ func TestSkipFieldsOfCustomResources(t *testing.T) {
 		inf := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: bf.ApplicationResource, SkipFields: skip})
 		require.NoError(t, inf.Err())
 		testutil.StartFactory(t, f)
-		syncFactory(t, f)
+		waitSynced(t, f)
 		require.Equal(t, 30, inf.Lister().Len())
 		for _, u := range inf.Lister().List(labels.Everything()) {
 			check(t, u.GetName(), u.Object["spec"].(map[string]any), u.Object["status"].(map[string]any))

@@ -41,13 +41,6 @@ import (
 
 func meta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
 
-func syncFactory(t *testing.T, f *informers.Factory) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, f.WaitForSync(ctx))
-}
-
 // getOne fetches name through T's informer and checks it is there.
 func getOne[T informers.Object](t *testing.T, f *informers.Factory, ns, name string) {
 	t.Helper()
@@ -117,7 +110,7 @@ func TestFactoryBuiltInKinds(t *testing.T) {
 		k()
 	}
 	testutil.StartFactory(t, f)
-	syncFactory(t, f)
+	waitSynced(t, f)
 	getOne[*corev1.Pod](t, f, "a", "pod")
 	getOne[*corev1.ConfigMap](t, f, "a", "cm")
 	getOne[*corev1.Endpoints](t, f, "a", "ep")
@@ -275,9 +268,7 @@ func TestFactoryUserSchemeKeepsBuiltIns(t *testing.T) {
 	require.NoError(t, w.Err())
 	assert.Equal(t, gv.WithResource("widgets"), w.Resource())
 	testutil.StartFactory(t, f)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, pods.WaitForSync(ctx))
+	waitSynced(t, pods)
 	assert.Equal(t, 1, pods.Lister().Len())
 }
 
@@ -288,7 +279,7 @@ func TestFactoryLateInformer(t *testing.T) {
 	f := informers.NewFactory(cs)
 	informers.Informer[*corev1.Pod](f)
 	testutil.StartFactory(t, f)
-	syncFactory(t, f)
+	waitSynced(t, f)
 	cms := informers.Informer[*corev1.ConfigMap](f)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -308,7 +299,7 @@ func TestFactoryRelease(t *testing.T) {
 	reg, err := cms.AddHandler(rec)
 	require.NoError(t, err)
 	testutil.StartFactory(t, f)
-	syncFactory(t, f)
+	waitSynced(t, f)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, f.Release(ctx, cms))
@@ -400,7 +391,7 @@ func TestFactoryDynamicAndMetadata(t *testing.T) {
 	require.NoError(t, secrets.Err())
 	require.NoError(t, typedSecrets.Err(), "typed and metadata-only informers of one resource coexist")
 	testutil.StartFactory(t, f)
-	syncFactory(t, f)
+	waitSynced(t, f)
 
 	got, err := widgets.Lister().Namespace("a").Get("w1")
 	require.NoError(t, err)
@@ -437,7 +428,7 @@ func TestFactoryShutdown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f.Start(ctx)
-	syncFactory(t, f)
+	waitSynced(t, f)
 	<-entered // no call begins once Shutdown has begun
 
 	short, scancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -463,7 +454,7 @@ func TestFactoryPerInformerOptions(t *testing.T) {
 	})
 	web := informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
 	testutil.StartFactory(t, f)
-	syncFactory(t, f)
+	waitSynced(t, f)
 	assert.Equal(t, []string{"a/web"}, names(mustList(t, web.Lister())))
 	assert.Equal(t, []string{"a/db", "a/web"}, names(mustList(t, all.Lister())))
 	p, err := all.Lister().Namespace("a").Get("web")
@@ -547,7 +538,7 @@ func TestFactoryReadyCheckCoversHandlers(t *testing.T) {
 	slow, err := cms.AddHandler(stuck, informers.WithName("slow"))
 	require.NoError(t, err)
 	testutil.StartFactory(t, f)
-	syncFactory(t, f)
+	waitSynced(t, f)
 	err = ready(nil)
 	require.Error(t, err, "a handler has not been delivered the initial state")
 	assert.Contains(t, err.Error(), "handler slow")

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -18,9 +17,7 @@ import (
 	"github.com/kubetyped/informers/internal/testutil"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"))
-}
+func TestMain(m *testing.M) { testutil.MainNoLeaks(m) }
 
 type podSource = informerstest.Source[*corev1.Pod, *corev1.PodList]
 
@@ -72,17 +69,17 @@ func startRecording[L informers.List](t *testing.T, lw *informers.ListWatch[*cor
 	reg, err := inf.AddHandler(rec)
 	require.NoError(t, err)
 	testutil.Run(t, inf)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, reg.WaitForSync(ctx))
+	waitSynced(t, reg)
 	return inf, rec
 }
 
-func waitSynced[T informers.Object](t *testing.T, inf *informers.SharedInformer[T]) {
+// waitSynced waits up to 10 seconds for s, an informer, a handler's
+// registration or a factory, to sync.
+func waitSynced(t *testing.T, s interface{ WaitForSync(context.Context) error }) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, inf.WaitForSync(ctx))
+	require.NoError(t, s.WaitForSync(ctx))
 }
 
 // waitFailsPromptly calls wait with a minute to spare and returns its

@@ -183,9 +183,7 @@ func TestLateHandler(t *testing.T) {
 	rec := &recorder{}
 	reg, err := inf.AddHandler(rec)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, reg.WaitForSync(ctx))
+	waitSynced(t, reg)
 	assert.ElementsMatch(t, []string{"add a/x initial", "add a/y initial"}, rec.List())
 	_, err = src.Delete("a", "x")
 	require.NoError(t, err)

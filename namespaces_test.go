@@ -163,9 +163,7 @@ func startNamespaceSelected(t *testing.T, c *namespaceCluster, opts informers.Op
 	reg, err := inf.AddHandler(m)
 	require.NoError(t, err)
 	testutil.StartFactory(t, f)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, reg.WaitForSync(ctx))
+	waitSynced(t, reg)
 	m.markSynced()
 	return inf, m
 }

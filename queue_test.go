@@ -1,7 +1,6 @@
 package informers_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,11 +22,12 @@ import (
 // stateFollower is a handler that keeps the state its events describe,
 // blocked until released, and records events that do not fit that state.
 type stateFollower struct {
-	release chan struct{}
-	once    sync.Once
-	mu      sync.Mutex
-	state   map[string]string // key -> resource version
-	wrong   []string
+	release     chan struct{}
+	once        sync.Once
+	releaseOnce sync.Once
+	mu          sync.Mutex
+	state       map[string]string // key -> resource version
+	wrong       []string
 }
 
 func newStateFollower() *stateFollower {
@@ -36,6 +35,10 @@ func newStateFollower() *stateFollower {
 }
 
 func (f *stateFollower) wait() { f.once.Do(func() { <-f.release }) }
+
+// Release lets the follower's events through. Calls after the first do
+// nothing, so that a test may defer it and call it too.
+func (f *stateFollower) Release() { f.releaseOnce.Do(func() { close(f.release) }) }
 
 func (f *stateFollower) HandleAdd(p *corev1.Pod, _ bool) {
 	f.wait()
@@ -100,13 +103,7 @@ func TestMergeByKeyEndsInTheCacheState(t *testing.T) {
 			reg, err := inf.AddHandler(f, informers.MergeByKey())
 			require.NoError(t, err)
 			testutil.Run(t, inf)
-			defer func() {
-				select {
-				case <-f.release:
-				default:
-					close(f.release)
-				}
-			}()
+			defer f.Release()
 			waitSynced(t, inf)
 			for range 500 {
 				name := fmt.Sprint("p", rng.IntN(objects))
@@ -129,7 +126,7 @@ func TestMergeByKeyEndsInTheCacheState(t *testing.T) {
 				}
 				require.LessOrEqual(t, reg.Backlog(), 2*objects+2)
 			}
-			close(f.release)
+			f.Release()
 			testutil.Eventually(t, func() bool {
 				state, _ := f.snapshot()
 				return reg.Backlog() == 0 && maps.Equal(state, cacheState(inf)) && len(state) == len(src.Objects())
@@ -198,9 +195,7 @@ func TestQueueLimitCountsEventsOnly(t *testing.T) {
 			testutil.Eventually(t, func() bool { return reg.Backlog() == 3 }, "backlog %d, want the 3 adds", reg.Backlog())
 			require.NoError(t, reg.Err(), "removed with only its limit of events waiting")
 			close(f.release)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			require.NoError(t, reg.WaitForSync(ctx))
+			waitSynced(t, reg)
 			testutil.Eventually(t, func() bool { return reg.Backlog() == 0 }, "backlog %d after the initial state", reg.Backlog())
 			require.NoError(t, reg.Err())
 		})
@@ -246,13 +241,7 @@ func TestReadyCheck(t *testing.T) {
 	require.NoError(t, err)
 	check := informers.ReadyCheck(inf, reg)
 	testutil.Run(t, inf)
-	defer func() {
-		select {
-		case <-f.release:
-		default:
-			close(f.release)
-		}
-	}()
+	defer f.Release()
 
 	testutil.Eventually(t, func() bool { return inf.LastError() != nil }, "no list error")
 	err = check(nil)
@@ -265,7 +254,7 @@ func TestReadyCheck(t *testing.T) {
 	err = check(nil)
 	require.Error(t, err, "the handler is stuck before its initial state")
 	assert.NotContains(t, err.Error(), "cache of")
-	close(f.release)
+	f.Release()
 	testutil.Eventually(t, func() bool { return check(nil) == nil }, "never ready")
 
 	require.Error(t, informers.ReadyCheck(nil)(nil))

@@ -110,6 +110,17 @@ func (s *scripted) listOpts() []metav1.ListOptions {
 	return append([]metav1.ListOptions(nil), s.seen...)
 }
 
+// relistAfterExpiry waits for the reflector's first watch and sync, ends
+// that watch with "too old", and returns the options of every list once
+// the reflector, having listed again, watches again.
+func (s *scripted) relistAfterExpiry(sink *recordingSink) []metav1.ListOptions {
+	w := <-s.watches
+	<-sink.synced
+	w.Error(&apierrors.NewResourceExpired("too old").ErrStatus)
+	<-s.watches
+	return s.listOpts()
+}
+
 // runUntilCleanup runs r until the test ends.
 func runUntilCleanup(t *testing.T, r *Reflector[*corev1.Pod, *corev1.PodList]) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -233,11 +244,7 @@ func TestRelistFallsBackToConsistentRead(t *testing.T) {
 	}}
 	sink := newSink()
 	r := start(t, s, sink, 0)
-	w := <-s.watches
-	<-sink.synced
-	w.Error(&apierrors.NewResourceExpired("too old").ErrStatus)
-	<-s.watches // watching again after the relist
-	opts := s.listOpts()
+	opts := s.relistAfterExpiry(sink)
 	require.Len(t, opts, 3)
 	assert.Equal(t, "0", opts[0].ResourceVersion)
 	assert.Equal(t, "10", opts[1].ResourceVersion, "relist from the last version")
@@ -286,11 +293,7 @@ func TestTooLargeResourceVersionForms(t *testing.T) {
 			}}
 			sink := newSink()
 			start(t, s, sink, 0)
-			w := <-s.watches
-			<-sink.synced
-			w.Error(&apierrors.NewResourceExpired("too old").ErrStatus)
-			<-s.watches
-			opts := s.listOpts()
+			opts := s.relistAfterExpiry(sink)
 			require.Len(t, opts, 3)
 			assert.Equal(t, "10", opts[1].ResourceVersion)
 			assert.Equal(t, "", opts[2].ResourceVersion, "a consistent read after the version was refused")
@@ -311,11 +314,7 @@ func TestPageSizePagesEveryList(t *testing.T) {
 			}}
 			sink := newSink()
 			start(t, s, sink, pageSize)
-			w := <-s.watches
-			<-sink.synced
-			w.Error(&apierrors.NewResourceExpired("too old").ErrStatus)
-			<-s.watches
-			opts := s.listOpts()
+			opts := s.relistAfterExpiry(sink)
 			require.Len(t, opts, 2)
 			assert.Equal(t, "10", opts[1].ResourceVersion)
 			if pageSize == 0 {

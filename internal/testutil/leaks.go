@@ -31,3 +31,10 @@ func NoLeaks(t testing.TB, ignore ...goleak.Option) {
 		goleak.VerifyNone(t, append(append(IdleConnections(), before, ControlPlane), ignore...)...)
 	})
 }
+
+// MainNoLeaks runs the package's tests, from TestMain, and then fails them
+// if any goroutine is left other than klog's flush daemon, which runs
+// until the process ends once anything has started it.
+func MainNoLeaks(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"))
+}

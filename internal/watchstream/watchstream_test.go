@@ -110,6 +110,22 @@ func collect(t *testing.T, w watch.Interface) []watch.Event {
 	}
 }
 
+// endStatus checks got, the events of a watch whose first event was good:
+// with wantError empty, the watch ended after it; otherwise an Error event
+// followed it, whose status endStatus returns (nil in the first case).
+func endStatus(t *testing.T, got []watch.Event, wantError string) *metav1.Status {
+	t.Helper()
+	if wantError == "" {
+		assert.Len(t, got, 1)
+		return nil
+	}
+	require.Len(t, got, 2)
+	require.Equal(t, watch.Error, got[1].Type)
+	status, ok := got[1].Object.(*metav1.Status)
+	require.True(t, ok, "%T", got[1].Object)
+	return status
+}
+
 func watchPod(name, rv string, labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: rv, Labels: labels},
@@ -176,14 +192,10 @@ func TestWatchStreamFailures(t *testing.T) {
 			got := collect(t, w)
 			require.NotEmpty(t, got)
 			assert.Equal(t, good[0], got[0])
-			if tc.wantError == "" {
-				assert.Len(t, got, 1)
+			status := endStatus(t, got, tc.wantError)
+			if status == nil {
 				return
 			}
-			require.Len(t, got, 2)
-			require.Equal(t, watch.Error, got[1].Type)
-			status, ok := got[1].Object.(*metav1.Status)
-			require.True(t, ok, "%T", got[1].Object)
 			assert.Equal(t, int32(http.StatusInternalServerError), status.Code)
 			require.NotNil(t, status.Details)
 			var causes []string
