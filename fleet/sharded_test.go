@@ -62,48 +62,6 @@ func (l replicaLocks) Hold(ctx context.Context, name string, engage func(context
 	return nil
 }
 
-// engagement samples which replicas' fleets engage each cluster.
-type engagement struct {
-	fleets   []*fleet.Fleet
-	clusters []string
-}
-
-// sample returns the clusters engaged by more than one replica and those
-// engaged by none. A cluster counts as engaged twice only if two replicas
-// show it in two passes over the fleets in turn: a cluster handed over
-// between the reads of one pass shows in both replicas' reads without
-// being engaged by both at once.
-func (e engagement) sample() (twice, none []string) {
-	var passes [2][]map[string]bool
-	for p := range passes {
-		for _, fl := range e.fleets {
-			in := map[string]bool{}
-			for _, c := range fl.Clusters() {
-				in[c] = true
-			}
-			passes[p] = append(passes[p], in)
-		}
-	}
-	for _, c := range e.clusters {
-		both, seen := 0, 0
-		for n := range e.fleets {
-			if passes[0][n][c] && passes[1][n][c] {
-				both++
-			}
-			if passes[0][n][c] || passes[1][n][c] {
-				seen++
-			}
-		}
-		if both > 1 {
-			twice = append(twice, c)
-		}
-		if seen == 0 {
-			none = append(none, c)
-		}
-	}
-	return twice, none
-}
-
 // TestShardedHandsClustersOverExclusively runs three replicas, each a
 // fleet behind a Sharded target with Locks, given the ranges membership
 // assigns, applied by the replicas concurrently as separate processes
@@ -135,7 +93,6 @@ func TestShardedHandsClustersOverExclusively(t *testing.T) {
 			require.NoError(t, targets[n].Attach(offerCtx, name, c))
 		}
 	}
-	e := engagement{fleets: fleets, clusters: names}
 
 	sampling, stopSampling := context.WithCancel(ctx)
 	var samples, noneSamples int
@@ -144,7 +101,7 @@ func TestShardedHandsClustersOverExclusively(t *testing.T) {
 	go func() {
 		defer close(sampled)
 		for sampling.Err() == nil {
-			twice, none := e.sample()
+			twice, none := testutil.Engaged(fleets, names)
 			samples++
 			doubles = append(doubles, twice...)
 			if len(none) > 0 {
@@ -162,7 +119,7 @@ func TestShardedHandsClustersOverExclusively(t *testing.T) {
 		}
 		wg.Wait()
 		eventually(t, func() bool {
-			twice, none := e.sample()
+			twice, none := testutil.Engaged(fleets, names)
 			return len(twice) == 0 && len(none) == 0
 		}, fmt.Sprintf("each cluster engaged once by %v", members))
 		for n, id := range replicas {
@@ -213,9 +170,8 @@ func TestShardedSplitsClustersAmongReplicas(t *testing.T) {
 	for n, id := range []string{"a", "b"} {
 		require.NoError(t, targets[n].SetShardRanges(ctx, membership.Assign([]string{"a", "b"}, id)...))
 	}
-	e := engagement{fleets: fleets, clusters: names}
 	eventually(t, func() bool {
-		twice, none := e.sample()
+		twice, none := testutil.Engaged(fleets, names)
 		return len(twice) == 0 && len(none) == 0
 	}, "each cluster attached once")
 	require.NoError(t, targets[1].SetShardRanges(ctx))

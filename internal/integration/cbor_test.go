@@ -31,11 +31,7 @@ import (
 // objects they cache from JSON, by a watch-list and by a list; updates
 // arrive through CBOR watches.
 func TestCBORCachedAsJSON(t *testing.T) {
-	testutil.NoLeaks(t)
-	env := testenv.New(t, testenv.Options{FeatureGates: map[string]bool{"CBORServingAndStorage": true}})
-	ctx := testutil.Context(t, 3*time.Minute)
-	cs := clientset(t, env.Config())
-	ns := testutil.Namespace(t, cs)
+	env, cs, ns, ctx := newServer(t, testenv.Options{FeatureGates: map[string]bool{"CBORServingAndStorage": true}}, 3*time.Minute)
 	createLabeled(t, env, ns, 10)
 	dyn, err := dynamic.NewForConfig(env.Config())
 	require.NoError(t, err)

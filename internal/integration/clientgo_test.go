@@ -23,11 +23,7 @@ import (
 // delete that happened while it was cut off: the relist after 410 delivers
 // it as cache.DeletedFinalStateUnknown, which its DeleteFunc unwraps.
 func TestClientGoControllerDeleteWhileDisconnected(t *testing.T) {
-	testutil.NoLeaks(t)
-	env := testenv.New(t, testenv.Options{UncachedResources: []string{"configmaps"}})
-	admin := clientset(t, env.Config())
-	ns := testutil.Namespace(t, admin)
-	ctx := testutil.Context(t, 2*time.Minute)
+	env, admin, ns, ctx := newServer(t, testenv.Options{UncachedResources: []string{"configmaps"}}, 2*time.Minute)
 	createNumbered(ctx, t, admin, ns, 0, 3)
 
 	net, cfg := withFaults(env, "configmaps")

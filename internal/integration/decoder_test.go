@@ -37,10 +37,7 @@ func createLabeled(t *testing.T, env *testenv.Env, ns string, n int) {
 // without the fields to skip; with the decoder off they share nothing.
 // Updates arrive the same way through the watch.
 func TestDecoderAgainstServer(t *testing.T) {
-	testutil.NoLeaks(t)
-	env := testenv.Shared(t)
-	cs := clientset(t, env.Config())
-	ns := testutil.Namespace(t, cs)
+	env, cs, ns, _ := sharedServer(t, time.Minute)
 	createLabeled(t, env, ns, 10)
 	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	shared := informers.Informer[*corev1.ConfigMap](f)
@@ -84,10 +81,7 @@ func TestDecoderAgainstServer(t *testing.T) {
 // A metadata-only informer of a factory with a rest.Config lists and
 // watches metadata in protobuf, decoded by the library's decoder.
 func TestMetadataDecoded(t *testing.T) {
-	testutil.NoLeaks(t)
-	env := testenv.Shared(t)
-	cs := clientset(t, env.Config())
-	ns := testutil.Namespace(t, cs)
+	env, cs, ns, _ := sharedServer(t, time.Minute)
 	createLabeled(t, env, ns, 5)
 	w, cfg := recorded(env)
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff, RESTConfig: cfg})

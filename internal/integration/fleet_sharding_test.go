@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/fleet"
-	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/internal/testutil"
 	"github.com/kubetyped/informers/membership"
 )
@@ -30,11 +30,7 @@ import (
 // seconds. Once each change has settled, each cluster is engaged by
 // exactly one replica.
 func TestFleetShardingTakeover(t *testing.T) {
-	testutil.NoLeaks(t)
-	env := testenv.Shared(t)
-	cs := clientset(t, env.Config())
-	ctx := testutil.Context(t, 5*time.Minute)
-	ns := testutil.Namespace(t, cs)
+	env, _, ns, ctx := sharedServer(t, 5*time.Minute)
 	clusters := fleet.Static{}
 	for n := range 9 {
 		clusters[fmt.Sprintf("cluster-%d", n)] = fleet.Cluster{RESTConfig: env.Config()}
@@ -80,41 +76,14 @@ func TestFleetShardingTakeover(t *testing.T) {
 		return r
 	}
 
-	// engaged samples each cluster's replicas: a cluster counts as engaged
-	// twice only if two replicas show it in two passes over the replicas
-	// in turn, since a cluster handed over between the reads of one pass
-	// shows in both without being engaged by both at once.
+	// engaged samples which of the live replicas engage each cluster.
+	names := slices.Sorted(maps.Keys(clusters))
 	engaged := func(live []*replica) (twice []string, none []string) {
-		var passes [2][]map[string]bool
-		for p := range passes {
-			for _, r := range live {
-				in := map[string]bool{}
-				for _, c := range r.fl.Clusters() {
-					in[c] = true
-				}
-				passes[p] = append(passes[p], in)
-			}
+		fleets := make([]*fleet.Fleet, len(live))
+		for n, r := range live {
+			fleets[n] = r.fl
 		}
-		for c := range clusters {
-			both, seen := 0, 0
-			for n := range live {
-				if passes[0][n][c] && passes[1][n][c] {
-					both++
-				}
-				if passes[0][n][c] || passes[1][n][c] {
-					seen++
-				}
-			}
-			if both > 1 {
-				twice = append(twice, c)
-			}
-			if seen == 0 {
-				none = append(none, c)
-			}
-		}
-		slices.Sort(twice)
-		slices.Sort(none)
-		return twice, none
+		return testutil.Engaged(fleets, names)
 	}
 	exactlyOnce := func(live ...*replica) func() (bool, string) {
 		return func() (bool, string) {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
+	"github.com/kubetyped/informers/internal/testutil"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -61,6 +62,22 @@ func trackConfigMaps(t *testing.T, f *informers.Factory) (*informers.SharedInfor
 	return inf, seen, reg
 }
 
+// trackThroughFaults starts a factory on namespace ns of env whose
+// requests for config maps go through net, which the test cuts and heals,
+// and returns its informer of config maps and the tracker handling it,
+// once the tracker has been handed the initial state: the handler's
+// registration, not the factory, since the factory waits for caches and
+// initial adds may still be queued for the handler.
+func trackThroughFaults(ctx context.Context, t *testing.T, env *testenv.Env, ns string) (net *faults, inf *informers.SharedInformer[*corev1.ConfigMap], seen *tracker[*corev1.ConfigMap]) {
+	t.Helper()
+	net, cfg := withFaults(env, "configmaps")
+	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	inf, seen, reg := trackConfigMaps(t, f)
+	testutil.StartFactory(t, f)
+	require.NoError(t, reg.WaitForSync(ctx))
+	return net, inf, seen
+}
+
 // fastBackoff makes informers retry quickly.
 var fastBackoff = &wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Cap: time.Second, Steps: 1 << 20, Jitter: 0.5}
 
@@ -69,6 +86,29 @@ func clientset(t *testing.T, cfg *rest.Config) kubernetes.Interface {
 	cs, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
 	return cs
+}
+
+// sharedServer checks the test for leaks and returns the shared control
+// plane, a clientset with all rights on it, a namespace of the test's own
+// and a context that ends after timeout.
+func sharedServer(t *testing.T, timeout time.Duration) (*testenv.Env, kubernetes.Interface, string, context.Context) {
+	t.Helper()
+	testutil.NoLeaks(t)
+	return onServer(t, testenv.Shared(t), timeout)
+}
+
+// newServer is sharedServer on a control plane of the test's own, started
+// with opts and stopped before the leak check.
+func newServer(t *testing.T, opts testenv.Options, timeout time.Duration) (*testenv.Env, kubernetes.Interface, string, context.Context) {
+	t.Helper()
+	testutil.NoLeaks(t)
+	return onServer(t, testenv.New(t, opts), timeout)
+}
+
+func onServer(t *testing.T, env *testenv.Env, timeout time.Duration) (*testenv.Env, kubernetes.Interface, string, context.Context) {
+	t.Helper()
+	admin := clientset(t, env.Config())
+	return env, admin, testutil.Namespace(t, admin), testutil.Context(t, timeout)
 }
 
 // lastEvent is what a handler last saw of one object.

@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubetyped/informers"
-	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/internal/testutil"
 )
 
@@ -28,11 +27,7 @@ import (
 // of a JSON client cache: after the initial sync and after updates that
 // arrive as JSON watch events.
 func TestBuiltInsInJSONCachedAsClientGoCaches(t *testing.T) {
-	testutil.NoLeaks(t)
-	env := testenv.Shared(t)
-	ctx := testutil.Context(t, 3*time.Minute)
-	cs := clientset(t, env.Config())
-	ns := testutil.Namespace(t, cs)
+	env, cs, ns, ctx := sharedServer(t, 3*time.Minute)
 	createLabeled(t, env, ns, 10)
 	for i := range 6 {
 		_, err := cs.CoreV1().Pods(ns).Create(ctx, testPod(ns, fmt.Sprint("pod-", i)), metav1.CreateOptions{})

@@ -20,7 +20,6 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testenv"
-	"github.com/kubetyped/informers/internal/testutil"
 	"github.com/kubetyped/informers/membership"
 	"github.com/kubetyped/informers/shard"
 )
@@ -55,11 +54,7 @@ type replica struct {
 // object created or deleted meanwhile. It renews again, and the three
 // share the objects again.
 func TestMembershipTakeover(t *testing.T) {
-	testutil.NoLeaks(t)
-	env := testenv.New(t, testenv.Options{FeatureGates: map[string]bool{shardGate: true}})
-	cs := clientset(t, env.Config())
-	ctx := testutil.Context(t, 5*time.Minute)
-	ns := testutil.Namespace(t, cs)
+	env, cs, ns, ctx := newServer(t, testenv.Options{FeatureGates: map[string]bool{shardGate: true}}, 5*time.Minute)
 	require.NoError(t, parallel(600, 16, func(i int) error {
 		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap(fmt.Sprintf("cm-%d", i)), metav1.CreateOptions{})
 		return err

@@ -28,11 +28,7 @@ func TestForbiddenIsReportedPromptly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			testutil.NoLeaks(t)
-			env := testenv.Shared(t)
-			admin := clientset(t, env.Config())
-			ns := testutil.Namespace(t, admin)
-			ctx := testutil.Context(t, 2*time.Minute)
+			env, admin, ns, ctx := sharedServer(t, 2*time.Minute)
 			if tt.verbs != nil {
 				_, err := admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
 					ObjectMeta: metav1.ObjectMeta{Name: "cm"},

@@ -35,11 +35,7 @@ const readYourWritesIterations = 2000
 // cache: through a Tracker it always reads its write; through a plain
 // lister it often reads the past.
 func TestReadYourWrites(t *testing.T) {
-	testutil.NoLeaks(t)
-	env := testenv.Shared(t)
-	admin := clientset(t, env.Config())
-	ns := testutil.Namespace(t, admin)
-	ctx := testutil.Context(t, 5*time.Minute)
+	env, admin, ns, ctx := sharedServer(t, 5*time.Minute)
 
 	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns})
 	inf := informers.Informer[*corev1.ConfigMap](f)
@@ -343,11 +339,7 @@ func (l *stalenessLog) get() (time.Duration, int, error) {
 // grow and readiness fails past the threshold; once the connection is
 // released the informer watches again and both recover.
 func TestStalenessAfterAPIServerRestart(t *testing.T) {
-	testutil.NoLeaks(t)
-	env := testenv.New(t, testenv.Options{})
-	admin := clientset(t, env.Config())
-	ns := testutil.Namespace(t, admin)
-	ctx := testutil.Context(t, 3*time.Minute)
+	env, admin, ns, ctx := newServer(t, testenv.Options{}, 3*time.Minute)
 
 	const threshold = 300 * time.Millisecond
 	conn := newHalfOpen()

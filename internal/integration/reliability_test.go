@@ -21,17 +21,9 @@ import (
 // from the last one, so a delete made meanwhile arrives, and objects that
 // did not change are not delivered again.
 func TestEmptyNamespaceResumes(t *testing.T) {
-	testutil.NoLeaks(t)
-	env := testenv.Shared(t)
-	admin := clientset(t, env.Config())
-	ns := testutil.Namespace(t, admin)
-	ctx := testutil.Context(t, 2*time.Minute)
+	env, admin, ns, ctx := sharedServer(t, 2*time.Minute)
 
-	net, cfg := withFaults(env, "configmaps")
-	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
-	inf, seen, reg := trackConfigMaps(t, f)
-	testutil.StartFactory(t, f)
-	require.NoError(t, reg.WaitForSync(ctx))
+	net, inf, seen := trackThroughFaults(ctx, t, env, ns)
 	synced := inf.LastSyncResourceVersion()
 	require.Zero(t, inf.Lister().Len())
 

@@ -19,23 +19,13 @@ import (
 // objects deleted meanwhile reach handlers as deletes with the final state
 // unknown, changed ones as updates, unchanged ones not at all.
 func TestRelistAfterCompaction(t *testing.T) {
-	testutil.NoLeaks(t)
 	// Without the watch cache, a watch from a compacted version gets 410
 	// from etcd at once.
-	env := testenv.New(t, testenv.Options{UncachedResources: []string{"configmaps"}})
-	admin := clientset(t, env.Config())
-	ns := testutil.Namespace(t, admin)
-	ctx := testutil.Context(t, 2*time.Minute)
+	env, admin, ns, ctx := newServer(t, testenv.Options{UncachedResources: []string{"configmaps"}}, 2*time.Minute)
 	const n = 30
 	createNumbered(ctx, t, admin, ns, 0, n)
 
-	net, cfg := withFaults(env, "configmaps")
-	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
-	inf, seen, reg := trackConfigMaps(t, f)
-	testutil.StartFactory(t, f)
-	// The handler's registration, not the factory: the factory waits for
-	// caches, and initial adds may still be queued for the handler.
-	require.NoError(t, reg.WaitForSync(ctx))
+	net, inf, seen := trackThroughFaults(ctx, t, env, ns)
 	before := seen.count()
 	require.Equal(t, n, before, "the initial adds")
 
@@ -70,11 +60,7 @@ func TestRelistAfterCompaction(t *testing.T) {
 // while a writer keeps changing objects, costs no event: informers resume
 // or relist and converge on the server's state.
 func TestRestarts(t *testing.T) {
-	testutil.NoLeaks(t)
-	env := testenv.New(t, testenv.Options{})
-	admin := clientset(t, env.Config())
-	ns := testutil.Namespace(t, admin)
-	ctx := testutil.Context(t, 3*time.Minute)
+	env, admin, ns, ctx := newServer(t, testenv.Options{}, 3*time.Minute)
 
 	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf, seen, _ := trackConfigMaps(t, f)

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubetyped/informers"
-	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/internal/testutil"
 )
 
@@ -86,11 +85,7 @@ func metaObjects[T any, P interface {
 // and deletes: every handler sees each object's events in order and ends on
 // its final state, and the caches equal the server's lists.
 func TestSyncAndFollow(t *testing.T) {
-	testutil.NoLeaks(t)
-	env := testenv.Shared(t)
-	cs := clientset(t, env.Config())
-	ns := testutil.Namespace(t, cs)
-	ctx := testutil.Context(t, 5*time.Minute)
+	_, cs, ns, ctx := sharedServer(t, 5*time.Minute)
 	const pods, cms = 2500, 2500
 	require.NoError(t, parallel(pods+cms, 16, func(i int) error {
 		if i < pods {
