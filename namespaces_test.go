@@ -168,6 +168,14 @@ func startNamespaceSelected(t *testing.T, c *namespaceCluster, opts informers.Op
 	return inf, m
 }
 
+// waitForVersion waits up to 10 seconds for inf to reach version rv.
+func waitForVersion(t *testing.T, inf *informers.SharedInformer[*corev1.Pod], rv string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, inf.WaitForVersion(ctx, rv))
+}
+
 // requireConverges waits until the lister holds exactly the pods of the
 // selected namespaces and the mirror equals the lister.
 func requireConverges(t testing.TB, c *namespaceCluster, inf *informers.SharedInformer[*corev1.Pod], m *mirror, what string) {
@@ -400,9 +408,7 @@ func TestNamespaceSelectorWaitForVersion(t *testing.T) {
 	inf, _ := startNamespaceSelected(t, c, informers.Options[*corev1.Pod]{})
 	rv, err := c.pods.Add(pod("b1", "unselected", nil))
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, inf.WaitForVersion(ctx, rv))
+	waitForVersion(t, inf, rv)
 	assert.Zero(t, inf.Lister().Len())
 }
 
@@ -422,9 +428,7 @@ func TestNamespaceSelectorWaitForVersionPerNamespace(t *testing.T) {
 	assert.Error(t, inf.WaitForVersion(short, rv), "no watched namespace has seen that version yet")
 	require.Eventually(t, func() bool { return c.pods.Watchers() == 2 }, 10*time.Second, time.Millisecond)
 	c.pods.Bookmark()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, inf.WaitForVersion(ctx, rv))
+	waitForVersion(t, inf, rv)
 	assert.Zero(t, inf.Lister().Len())
 }
 

@@ -12,13 +12,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/internal/testutil"
 )
 
@@ -32,9 +30,7 @@ const consistencyIterations = 500
 // Reads after creates, updates, status-less patches and deletes see them;
 // the same reads with the option turned off per request often do not.
 func TestReadYourWritesConsistency(t *testing.T) {
-	testutil.NoLeaks(t, klogFlushDaemon)
-	env := testenv.Shared(t)
-	admin := kubernetes.NewForConfigOrDie(env.Config())
+	env, admin := sharedServer(t)
 	ns := testutil.Namespace(t, admin)
 	mgr := newManager(t, env.Config(), manager.Options{
 		Cache:  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},

@@ -68,13 +68,7 @@ func (f *fixture) start(t *testing.T, opts cache.Options) *controllerruntime.Cac
 	t.Helper()
 	c, err := controllerruntime.New(f.cfg, opts)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
+	startCache(t, c)
 	require.True(t, c.WaitForCacheSync(testutil.Context(t, time.Minute)))
 	return c
 }

@@ -11,13 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubetyped/informers/controllerruntime"
-	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/internal/testutil"
 )
 
@@ -25,9 +23,7 @@ import (
 // decoder: objects equal to the server's, sharing their equal parts,
 // without the fields to skip; with the decoder off they share nothing.
 func TestCacheDecoding(t *testing.T) {
-	testutil.NoLeaks(t, klogFlushDaemon)
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
+	env, cs := sharedServer(t)
 	ns := testutil.Namespace(t, cs)
 	ctx := testutil.Context(t, time.Minute)
 	for i := range 5 {

@@ -48,6 +48,15 @@ func TestMain(m *testing.M) {
 // test and outlive it.
 var klogFlushDaemon = goleak.IgnoreAnyFunction("k8s.io/klog/v2.(*flushDaemon).run.func1")
 
+// sharedServer checks the test for leaks, klog's flush daemon aside, and
+// returns the shared control plane with a clientset on it.
+func sharedServer(t *testing.T) (*testenv.Env, kubernetes.Interface) {
+	t.Helper()
+	testutil.NoLeaks(t, klogFlushDaemon)
+	env := testenv.Shared(t)
+	return env, kubernetes.NewForConfigOrDie(env.Config())
+}
+
 // newManager returns a manager on our cache, run until the end of the
 // test. Only NewCache (ours, unless opts sets one) differs from a stock
 // manager.
@@ -125,9 +134,7 @@ var secretGVK = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
 // A manager on our cache reconciles created, updated and deleted objects,
 // typed, unstructured and metadata-only.
 func TestManagerReconciles(t *testing.T) {
-	testutil.NoLeaks(t, klogFlushDaemon)
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
+	env, cs := sharedServer(t)
 	ns := testutil.Namespace(t, cs)
 	mgr := newManager(t, env.Config(), manager.Options{})
 
@@ -196,9 +203,7 @@ func TestManagerReconciles(t *testing.T) {
 // List through the manager's client answers label and field selectors and
 // an IndexField index from our cache.
 func TestManagerListSelectorsAndIndex(t *testing.T) {
-	testutil.NoLeaks(t, klogFlushDaemon)
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
+	env, cs := sharedServer(t)
 	ns, other := testutil.Namespace(t, cs), testutil.Namespace(t, cs)
 	mgr := newManager(t, env.Config(), manager.Options{})
 	require.NoError(t, mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, "spec.nodeName",
@@ -284,9 +289,7 @@ func TestManagerSurvivesAPIServerRestart(t *testing.T) {
 // RemoveInformer stops the informer of a type and frees it, with the
 // objects it cached; the next request makes a new one.
 func TestRemoveInformer(t *testing.T) {
-	testutil.NoLeaks(t, klogFlushDaemon)
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
+	env, cs := sharedServer(t)
 	ns := testutil.Namespace(t, cs)
 	ctx := testutil.Context(t, time.Minute)
 	const count = 20

@@ -20,7 +20,6 @@ import (
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/clientgo"
 	"github.com/kubetyped/informers/controllerruntime"
-	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/internal/testutil"
 )
 
@@ -32,9 +31,7 @@ import (
 func TestCacheNamespaceSelector(t *testing.T) {
 	for _, mode := range []informers.NamespaceMode{informers.NamespaceModePerNamespace, informers.NamespaceModeClusterWide} {
 		t.Run(mode.String(), func(t *testing.T) {
-			testutil.NoLeaks(t, klogFlushDaemon)
-			env := testenv.Shared(t)
-			cs := kubernetes.NewForConfigOrDie(env.Config())
+			env, cs := sharedServer(t)
 			ctx := testutil.Context(t, time.Minute)
 			first, second, team := teamNamespaces(ctx, t, cs)
 			for _, ns := range []string{first, second} {
@@ -119,9 +116,7 @@ func setTeam(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, tea
 // the selected namespaces; an object whose namespace leaves is reconciled
 // as gone from the cache, though it still exists on the server.
 func TestManagerNamespaceSelector(t *testing.T) {
-	testutil.NoLeaks(t, klogFlushDaemon)
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
+	env, cs := sharedServer(t)
 	ctx := testutil.Context(t, time.Minute)
 	first, second, team := teamNamespaces(ctx, t, cs)
 	for _, ns := range []string{first, second} {

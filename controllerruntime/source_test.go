@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -18,16 +17,13 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/controllerruntime"
-	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/internal/testutil"
 )
 
 // A typed informer of ours feeds a controller through Source, with
 // predicates; the controller waits for the source to sync.
 func TestSource(t *testing.T) {
-	testutil.NoLeaks(t, klogFlushDaemon)
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
+	env, cs := sharedServer(t)
 	ns := testutil.Namespace(t, cs)
 	factory := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: ns})
 	configMaps := informers.Informer[*corev1.ConfigMap](factory)

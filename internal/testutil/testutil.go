@@ -1,7 +1,8 @@
 // Package testutil holds the helpers that the tests of several packages
 // share: waiting for a condition, contexts bounded for a test, running
-// informers and factories until the test ends, leak checks, and a handler
-// that records its events as strings.
+// informers and factories until the test ends, leak checks, a handler
+// that records its events as strings, and a sample of which fleets engage
+// which clusters.
 //
 // Only tests, and packages that exist for tests, import it. It imports the
 // root package, so the tests of the engine's packages, which the root
