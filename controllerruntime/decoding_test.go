@@ -1,7 +1,6 @@
 package controllerruntime_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -76,16 +75,4 @@ func TestCacheDecoding(t *testing.T) {
 	}
 	_, err = controllerruntime.NewWithDecoding(env.Config(), opts, controllerruntime.Decoding{SkipFields: map[client.Object][]string{&corev1.ConfigMap{}: {"nothing"}}})
 	require.ErrorContains(t, err, "nothing")
-}
-
-// startCache runs c until the end of the test.
-func startCache(t *testing.T, c *controllerruntime.Cache) {
-	t.Helper()
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Start(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
 }

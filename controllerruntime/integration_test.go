@@ -74,19 +74,32 @@ func newManager(t *testing.T, cfg *rest.Config, opts manager.Options) manager.Ma
 
 func startManager(t *testing.T, mgr manager.Manager) {
 	t.Helper()
+	startUntilCleanup(t, mgr, "the manager")
+	require.True(t, mgr.GetCache().WaitForCacheSync(testutil.Context(t, time.Minute)))
+}
+
+// startCache runs c until the end of the test.
+func startCache(t *testing.T, c *controllerruntime.Cache) {
+	t.Helper()
+	startUntilCleanup(t, c, "the cache")
+}
+
+// startUntilCleanup starts what, s, until the end of the test, and then
+// checks that its Start returns nil within a minute.
+func startUntilCleanup(t *testing.T, s interface{ Start(context.Context) error }, what string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
+	go func() { done <- s.Start(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
 		case err := <-done:
 			require.NoError(t, err)
 		case <-time.After(time.Minute):
-			t.Error("the manager did not stop")
+			t.Errorf("%s did not stop", what)
 		}
 	})
-	require.True(t, mgr.GetCache().WaitForCacheSync(testutil.Context(t, time.Minute)))
 }
 
 // seen records what a reconciler read from the cache, per object: the
