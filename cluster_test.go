@@ -79,8 +79,7 @@ func TestFactoryOnTestCluster(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); c.run() }()
 	t.Cleanup(func() { c.queue.ShutDown(); <-done })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := testutil.Context(t, 10*time.Second)
 	require.NoError(t, informers.WaitForSync(ctx, reg))
 	testutil.Eventually(t, func() bool { return c.matches(pods) }, "initial state")
 
@@ -177,8 +176,7 @@ func TestFactoryMaxConcurrentLists(t *testing.T) {
 		srv.release <- struct{}{}
 		testutil.Eventually(t, func() bool { _, _, done := srv.counts(); return done == n+1 }, "list %d done", n)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := testutil.Context(t, 10*time.Second)
 	require.NoError(t, informers.WaitForSync(ctx, infs...))
 	_, most, _ := srv.counts()
 	assert.Equal(t, 2, most)

@@ -71,8 +71,7 @@ func TestEnqueueHandlers(t *testing.T) {
 		regs = append(regs, reg)
 	}
 	testutil.Run(t, inf)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := testutil.Context(t, 10*time.Second)
 	require.NoError(t, informers.WaitForSync(ctx, append(regs, inf)...))
 
 	assert.ElementsMatch(t, []types.NamespacedName{{Namespace: "a", Name: "web-1"}, {Namespace: "b", Name: "web-1"}, {Namespace: "a", Name: "lone"}}, drain(self))

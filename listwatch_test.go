@@ -1,7 +1,6 @@
 package informers_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -25,8 +24,7 @@ func TestFromFakeClient(t *testing.T) {
 	inf, rec := startRecording(t, lw, informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	assert.Equal(t, []string{"a/x"}, names(mustList(t, inf.Lister())), "the client's namespace only")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := testutil.Context(t, 10*time.Second)
 	_, err := cs.CoreV1().Pods("a").Create(ctx, pod("a", "z", nil), metav1.CreateOptions{})
 	require.NoError(t, err)
 	testutil.Eventually(t, func() bool { return rec.Has("add a/z") }, "watch event delivered")

@@ -97,8 +97,7 @@ func TestSetShardRanges(t *testing.T) {
 			before := len(rec.List())
 
 			next := shard.Shard{Ranges: quarters[1:3]}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
+			ctx := testutil.Context(t, 10*time.Second)
 			require.NoError(t, inf.SetShardRanges(ctx, quarters[1:3]...))
 
 			var want []string
@@ -169,8 +168,7 @@ func TestShardSynced(t *testing.T) {
 	receive(t, second, "the shard given before Run syncs")
 	assert.True(t, inf.Shard().Synced)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := testutil.Context(t, 10*time.Second)
 	go func() { _ = inf.SetShardRanges(ctx, quarters[2:]...) }()
 	testutil.Eventually(t, func() bool { return inf.ShardSynced() != second }, "the re-shard starts")
 	receive(t, inf.ShardSynced(), "the re-shard syncs")
