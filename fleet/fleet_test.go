@@ -63,11 +63,8 @@ func newFleet(t testing.TB) *fleet.Fleet {
 	return fl
 }
 
-func waitCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+// waitCtx bounds a test's waits on its fleets.
+func waitCtx(t testing.TB) context.Context { return testutil.Context(t, 20*time.Second) }
 
 // events records a fleet handler's events as strings.
 type events struct{ testutil.Events }
