@@ -105,6 +105,8 @@ func newServer(t *testing.T, opts testenv.Options, timeout time.Duration) (*test
 	return onServer(t, testenv.New(t, opts), timeout)
 }
 
+// onServer returns env with a clientset with all rights on it, a namespace
+// of the test's own and a context that ends after timeout.
 func onServer(t *testing.T, env *testenv.Env, timeout time.Duration) (*testenv.Env, kubernetes.Interface, string, context.Context) {
 	t.Helper()
 	admin := clientset(t, env.Config())
