@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubetyped/informers/controllerruntime"
-	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/internal/testutil"
 )
 
@@ -40,10 +39,11 @@ type fixture struct {
 	role     string
 }
 
+// newFixture checks the test for leaks, as sharedServer does, and returns
+// its fixture.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	env := testenv.Shared(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config())
+	env, cs := sharedServer(t)
 	f := &fixture{cfg: env.Config(), cs: cs, ns1: testutil.Namespace(t, cs), ns2: testutil.Namespace(t, cs)}
 	ctx := testutil.Context(t, time.Minute)
 	for _, ns := range []string{f.ns1, f.ns2} {
@@ -82,7 +82,6 @@ func podNames(pods []corev1.Pod) []string {
 }
 
 func TestContract(t *testing.T) {
-	testutil.NoLeaks(t, klogFlushDaemon)
 	f := newFixture(t)
 	ctx := testutil.Context(t, 2*time.Minute)
 	c := f.start(t, cache.Options{})
@@ -194,7 +193,6 @@ func TestContract(t *testing.T) {
 }
 
 func TestContractIndexField(t *testing.T) {
-	testutil.NoLeaks(t, klogFlushDaemon)
 	f := newFixture(t)
 	ctx := testutil.Context(t, time.Minute)
 	c, err := controllerruntime.New(f.cfg, cache.Options{})
@@ -238,7 +236,6 @@ func TestContractIndexField(t *testing.T) {
 }
 
 func TestContractRestrictedCache(t *testing.T) {
-	testutil.NoLeaks(t, klogFlushDaemon)
 	f := newFixture(t)
 	ctx := testutil.Context(t, time.Minute)
 	var stripped atomic.Int32 // transforms run on each informer's goroutine

@@ -13,14 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubetyped/informers/controllerruntime"
 	bf "github.com/kubetyped/informers/internal/benchfixtures"
-	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/internal/testutil"
 )
 
@@ -29,13 +27,12 @@ import (
 // what controller-runtime's own cache holds, and their equal strings are
 // one string.
 func TestCacheCustomResources(t *testing.T) {
-	testutil.NoLeaks(t, klogFlushDaemon)
-	env := testenv.Shared(t)
+	env, cs := sharedServer(t)
 	cfg := env.Config()
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	ctx := testutil.Context(t, 2*time.Minute)
 	require.NoError(t, bf.CreateApplicationCRD(ctx, dyn))
-	ns := testutil.Namespace(t, kubernetes.NewForConfigOrDie(cfg))
+	ns := testutil.Namespace(t, cs)
 	const count = 24
 	for i := range count {
 		a := bf.NewApplication(i, 1)
