@@ -131,9 +131,10 @@ func benchJSONInformers[T informers.Object](srv *bf.JSONServer, onAdd func()) (f
 }
 
 // benchInitialSyncJSON is fixture=json of BenchmarkInitialSync: count
-// applications (NewApplication) served as JSON list pages of 500 by an
-// HTTP server on the loopback, decoded by each implementation its own way.
-func benchInitialSyncJSON(b *testing.B, count int) {
+// applications (NewApplication, with or without their managed fields)
+// served as JSON list pages of 500 by an HTTP server on the loopback,
+// decoded by each implementation its own way.
+func benchInitialSyncJSON(b *testing.B, count int, managedFields bool) {
 	var srv *bf.JSONServer // made when first needed, closed at the end
 	defer func() {
 		if srv != nil {
@@ -141,10 +142,10 @@ func benchInitialSyncJSON(b *testing.B, count int) {
 		}
 	}()
 	for _, impl := range benchJSONImpls {
-		b.Run(fmt.Sprintf("objects=%d/fixture=json/impl=%s", count, impl.name), func(b *testing.B) {
+		b.Run(fmt.Sprintf("objects=%d/managedFields=%v/fixture=json/impl=%s", count, managedFields, impl.name), func(b *testing.B) {
 			if srv == nil {
 				var err error
-				if srv, err = bf.NewApplicationServer(count, benchPageSize); err != nil {
+				if srv, err = bf.NewApplicationServer(count, benchPageSize, managedFields); err != nil {
 					b.Fatal(err)
 				}
 			}

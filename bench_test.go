@@ -461,8 +461,8 @@ func BenchmarkInitialSync(b *testing.B) {
 					})
 				}
 			}
+			benchInitialSyncJSON(b, count, managedFields)
 		}
-		benchInitialSyncJSON(b, count)
 	}
 }
 

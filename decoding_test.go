@@ -153,7 +153,7 @@ func TestFactorySkipFields(t *testing.T) {
 // left out whether the factory's JSON decoder decodes them or they come
 // decoded from a ListWatch of the user's.
 func TestSkipFieldsOfCustomResources(t *testing.T) {
-	srv, err := bf.NewApplicationServer(30, 10)
+	srv, err := bf.NewApplicationServer(30, 10, true)
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	skip := []string{"status.resources", "spec.source.helm.parameters", "metadata.managedFields"}

@@ -23,7 +23,7 @@ import (
 // The dynamic factory view serves what client-go's dynamic informer
 // factory serves, from the same server, through the same interface.
 func TestDynamicFactoryAsClientGos(t *testing.T) {
-	srv, err := bf.NewApplicationServer(40, 15)
+	srv, err := bf.NewApplicationServer(40, 15, true)
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	// The fixture's server lists and watches; it streams no watch-list.

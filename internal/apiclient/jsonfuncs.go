@@ -85,11 +85,12 @@ func decodeUnstructuredList(dec *jsondec.Unstructured, body []byte, what string)
 	return nil, fmt.Errorf("decoding the list of %s: got a %T", what, obj)
 }
 
-// unstructuredEvents decodes the objects of watch events with dec.
+// unstructuredEvents decodes the objects of watch events with dec; their
+// stream validated each event whole.
 func unstructuredEvents[T Object](dec *jsondec.Unstructured) watchstream.DecodeFunc[T] {
 	return func(data []byte, _ bool) (T, error) {
 		var zero T
-		obj, err := dec.Decode(data)
+		obj, err := dec.DecodeValid(data)
 		if err != nil {
 			return zero, err
 		}

@@ -26,15 +26,20 @@ type JSONServer struct {
 }
 
 // NewApplicationServer serves count applications (NewApplication with
-// seed 1) in JSON pages of pageSize.
-func NewApplicationServer(count, pageSize int) (*JSONServer, error) {
+// seed 1) in JSON pages of pageSize, with their managed fields or, when
+// managedFields is false, without them (as a server that clears them).
+func NewApplicationServer(count, pageSize int, managedFields bool) (*JSONServer, error) {
 	s := &JSONServer{n: count, closing: make(chan struct{})}
 	rv := strconv.Itoa(1000 + count)
 	for first := 0; first < count; first += pageSize {
 		l := ApplicationList{TypeMeta: metav1.TypeMeta{Kind: "ApplicationList", APIVersion: ApplicationGV.String()}}
 		l.ResourceVersion = rv
 		for i := first; i < min(first+pageSize, count); i++ {
-			l.Items = append(l.Items, *NewApplication(i, 1))
+			a := NewApplication(i, 1)
+			if !managedFields {
+				a.ManagedFields = nil
+			}
+			l.Items = append(l.Items, *a)
 		}
 		if first+pageSize < count {
 			l.Continue = strconv.Itoa(len(s.pages) + 1)

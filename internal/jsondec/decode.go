@@ -460,7 +460,7 @@ func (d *decoder) any(pl *place, b []byte, i int) (any, int, error) {
 			}
 		}
 		if c == '{' {
-			m2, end, err := d.anyObject(pl, b, i)
+			m2, end, err := d.anyObject(pl, b, i, false)
 			if err == nil && sharing {
 				d.remember(m, share.Found{P: *(*unsafe.Pointer)(unsafe.Pointer(&m2))})
 			}
@@ -528,8 +528,9 @@ func box(typ, data unsafe.Pointer) any {
 	return v
 }
 
-// anyObject decodes an object into a map[string]interface{}.
-func (d *decoder) anyObject(pl *place, b []byte, i int) (map[string]any, int, error) {
+// anyObject decodes an object into a map[string]interface{}; top stops it
+// with errList at a member named "items" (see Unstructured.Decode).
+func (d *decoder) anyObject(pl *place, b []byte, i int, top bool) (map[string]any, int, error) {
 	m := make(map[string]any)
 	kpl := pl.keyPlace(d.share)
 	j := ws(b, i+1)
@@ -538,6 +539,9 @@ func (d *decoder) anyObject(pl *place, b []byte, i int) (map[string]any, int, er
 	}
 	for {
 		raw, vj := readKey(b, j)
+		if top && string(raw) == "items" {
+			return nil, 0, errList
+		}
 		k := d.str(kpl, raw)
 		j = vj
 		v, end, err := d.any(pl.valuePlace(k, d.share), b, j)

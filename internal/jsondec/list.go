@@ -14,24 +14,69 @@ import (
 // Members calls fn with the key and the value of each member of the JSON
 // object b, in order, until fn fails. b must be a valid JSON object.
 func Members(b []byte, fn func(key, value []byte) error) error {
+	_, err := walkMembers(b, func(key []byte, i int) (int, error) {
+		end := skip(b, i)
+		return end, fn(key, b[i:end])
+	})
+	return err
+}
+
+// Event returns the type and the object of the JSON watch event line, and
+// the object's kind as it is spelled, reading the event once, the object's
+// members but skipped; line must be valid JSON (Valid). Where a member
+// appears twice the last counts, as encoding/json reads it.
+func Event(line []byte) (typ, object []byte, kind string, err error) {
+	_, err = walkMembers(line, func(key []byte, i int) (int, error) {
+		switch string(key) {
+		case "type":
+			end := skip(line, i)
+			typ = line[i:end]
+			return end, nil
+		case "object":
+			kind = ""
+			if line[i] != '{' {
+				end := skip(line, i)
+				object = line[i:end]
+				return end, nil
+			}
+			n, err := walkMembers(line[i:], func(key []byte, j int) (int, error) {
+				end := skip(line[i:], j)
+				if v := line[i+j : i+end]; string(key) == "kind" && len(v) > 1 && v[0] == '"' {
+					kind = string(v[1 : len(v)-1])
+				}
+				return end, nil
+			})
+			object = line[i : i+n]
+			return i + n, err
+		}
+		return skip(line, i), nil
+	})
+	return typ, object, kind, err
+}
+
+// walkMembers calls fn with the key of each member of the JSON object b,
+// in order, and the index of its value, which fn reads or skips, returning
+// the index after it; it stops where fn fails. b must be a valid JSON
+// object, and it returns the index after the object. Unlike Members, it
+// lets a caller decode a value where it lies instead of skipping it first.
+func walkMembers(b []byte, fn func(key []byte, i int) (end int, err error)) (int, error) {
 	i := ws(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return fmt.Errorf("not a JSON object")
+		return 0, fmt.Errorf("not a JSON object")
 	}
 	j := ws(b, i+1)
 	if b[j] == '}' {
-		return nil
+		return j + 1, nil
 	}
 	for {
 		key, vj := readKey(b, j)
-		j = vj
-		end := skip(b, j)
-		if err := fn(key, b[j:end]); err != nil {
-			return err
+		end, err := fn(key, vj)
+		if err != nil {
+			return 0, err
 		}
 		var last bool
 		if j, last = nextMember(b, end); last {
-			return nil
+			return j, nil
 		}
 	}
 }
@@ -41,8 +86,8 @@ var listMetaPlan = planFor(reflect.TypeFor[metav1.ListMeta]())
 // DecodeList decodes body, a JSON list response whose kind must be
 // listKind (WidgetList), into a List of new objects made by newT, which
 // must make objects of the decoder's type: in one pass, each item decoded
-// straight into its object. Items keep their apiVersion and kind, as
-// client-go's JSON decoder keeps them.
+// straight into its object where it lies. Items keep their apiVersion and
+// kind, as client-go's JSON decoder keeps them; null items are none.
 func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, newT func() T) (*protodec.List[T], error) {
 	if !Valid(body) {
 		return nil, fmt.Errorf("decoding %s: %w", listKind, syntaxError(body, nil))
@@ -52,44 +97,63 @@ func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, ne
 	dec.mu.Lock()
 	defer dec.mu.Unlock()
 	var seenItems, seenMeta bool
-	err := Members(body, func(key, v []byte) error {
+	_, err := walkMembers(body, func(key []byte, i int) (int, error) {
 		switch string(key) {
 		case "kind":
-			if v[0] == '"' && string(v) != `"`+listKind+`"` {
-				return fmt.Errorf("the list is a %s, want %q", v, listKind)
+			end := skip(body, i)
+			if v := body[i:end]; v[0] == '"' && string(v) != `"`+listKind+`"` {
+				return 0, fmt.Errorf("the list is a %s, want %q", v, listKind)
 			}
+			return end, nil
 		case "metadata":
 			if seenMeta {
-				return fmt.Errorf("metadata twice")
+				return 0, fmt.Errorf("metadata twice")
 			}
 			seenMeta = true
-			if _, err := plain.value(listMetaPlan, nil, unsafe.Pointer(&l.ListMeta), v, 0); err != nil {
-				return finish(err, nil)
-			}
+			end, err := plain.value(listMetaPlan, nil, unsafe.Pointer(&l.ListMeta), body, i)
+			return end, finish(err, nil)
 		case "items":
 			if seenItems {
-				return fmt.Errorf("items twice")
+				return 0, fmt.Errorf("items twice")
 			}
 			seenItems = true
-			if v[0] != '[' {
-				return fmt.Errorf("items are not an array")
-			}
-			n, _ := countElements(v, 0)
-			l.Items = make([]T, 0, n)
-			j := ws(v, 1)
-			for k := range n {
-				obj := newT()
-				if err := dec.decode(*(*unsafe.Pointer)(unsafe.Pointer(&obj)), v, j); err != nil {
-					return fmt.Errorf("item %d: %w", k, err)
-				}
-				l.Items = append(l.Items, obj)
-				j = ws(v, ws(v, skip(v, j))+1)
-			}
+			return decodeItems(dec, body, i, l, newT)
 		}
-		return nil
+		return skip(body, i), nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", listKind, err)
 	}
 	return l, nil
+}
+
+// decodeItems decodes the array of items at body[i] into l's Items and
+// returns the index after it. The items slice is the page's, not kept, so
+// it grows as items come, from the size of the page before.
+func decodeItems[T runtime.Object](dec *Decoder, body []byte, i int, l *protodec.List[T], newT func() T) (int, error) {
+	switch body[i] {
+	case 'n':
+		return literalEnd(body, i), nil
+	case '[':
+	default:
+		return 0, fmt.Errorf("items are not an array")
+	}
+	l.Items = make([]T, 0, dec.lastItems)
+	j := ws(body, i+1)
+	if body[j] == ']' {
+		return j + 1, nil
+	}
+	for k := 0; ; k++ {
+		obj := newT()
+		end, err := dec.decode(*(*unsafe.Pointer)(unsafe.Pointer(&obj)), body, j)
+		if err != nil {
+			return 0, fmt.Errorf("item %d: %w", k, err)
+		}
+		l.Items = append(l.Items, obj)
+		if j = ws(body, end); body[j] == ']' {
+			dec.lastItems = len(l.Items)
+			return j + 1, nil
+		}
+		j = ws(body, j+1) // past the comma
+	}
 }

@@ -54,3 +54,57 @@ func TestDecodeList(t *testing.T) {
 	_, err = DecodeList(dec, body[:len(body)/2], "WidgetList", newWidget)
 	assert.Error(t, err)
 }
+
+// A list decodes in one pass whatever the order of its members: items
+// before the list's kind and metadata, null items as none.
+func TestDecodeListMemberOrder(t *testing.T) {
+	dec, err := New(reflect.TypeFor[*Widget](), Options{Share: true})
+	require.NoError(t, err)
+	newWidget := func() *Widget { return &Widget{} }
+	for _, tc := range []struct {
+		name, body string
+		items      int
+		rv, err    string
+	}{
+		{name: "items first", body: `{"items":[{"metadata":{"name":"a"}},{}],"kind":"WidgetList","metadata":{"resourceVersion":"9"}}`, items: 2, rv: "9"},
+		{name: "null items", body: `{"kind":"WidgetList","metadata":{"resourceVersion":"4"},"items":null}`, rv: "4"},
+		{name: "empty items", body: `{"kind":"WidgetList","items":[ ]}`},
+		{name: "wrong kind after items", body: `{"items":[{}],"kind":"GadgetList"}`, err: `want "WidgetList"`},
+		{name: "items not an array", body: `{"kind":"WidgetList","items":{}}`, err: "items are not an array"},
+		{name: "items twice", body: `{"kind":"WidgetList","items":[],"items":[]}`, err: "items twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := DecodeList(dec, []byte(tc.body), "WidgetList", newWidget)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, l.Items, tc.items)
+			assert.Equal(t, tc.rv, l.ResourceVersion)
+		})
+	}
+}
+
+// Event reads a watch event's type, object and the object's kind, the
+// last of each where one appears twice, as encoding/json would.
+func TestEvent(t *testing.T) {
+	for _, tc := range []struct {
+		line, typ, object, kind string
+	}{
+		{`{"type":"ADDED","object":{"kind":"Widget","metadata":{"name":"a"}}}`, `"ADDED"`, `{"kind":"Widget","metadata":{"name":"a"}}`, "Widget"},
+		{`{"object":{"metadata":{"kind":"no"},"kind":"Status"} , "type":"ERROR"}`, `"ERROR"`, `{"metadata":{"kind":"no"},"kind":"Status"}`, "Status"},
+		{`{"type":"ADDED","object":{"kind":"A","kind":"B"}}`, `"ADDED"`, `{"kind":"A","kind":"B"}`, "B"},
+		{`{"type":"ADDED","object":{"kind":"A"},"object":{"x":1}}`, `"ADDED"`, `{"x":1}`, ""},
+		{`{"type":"ADDED","object":"text"}`, `"ADDED"`, `"text"`, ""},
+		{`{"type":"BOOKMARK","extra":[1,{"a":"}"}],"object":{}}`, `"BOOKMARK"`, `{}`, ""},
+	} {
+		typ, object, kind, err := Event([]byte(tc.line))
+		require.NoError(t, err, tc.line)
+		assert.Equal(t, tc.typ, string(typ), tc.line)
+		assert.Equal(t, tc.object, string(object), tc.line)
+		assert.Equal(t, tc.kind, kind, tc.line)
+	}
+	_, _, _, err := Event([]byte(`[1]`))
+	assert.Error(t, err)
+}

@@ -33,6 +33,9 @@ type Decoder struct {
 	mu   sync.Mutex
 	root *place // nil: nothing shared or skipped
 	d    decoder
+	// lastItems is the number of items of the last list decoded, the
+	// capacity the next list's items start with.
+	lastItems int
 }
 
 // Supports reports whether objects of type t, a pointer to a struct,
@@ -72,7 +75,8 @@ func (dec *Decoder) Decode(p unsafe.Pointer, b []byte) error {
 	}
 	dec.mu.Lock()
 	defer dec.mu.Unlock()
-	return dec.decode(p, b, ws(b, 0))
+	_, err := dec.decode(p, b, ws(b, 0))
+	return err
 }
 
 // DecodeValid is Decode for b known to be valid JSON (Valid), such
@@ -80,29 +84,31 @@ func (dec *Decoder) Decode(p unsafe.Pointer, b []byte) error {
 func (dec *Decoder) DecodeValid(p unsafe.Pointer, b []byte) error {
 	dec.mu.Lock()
 	defer dec.mu.Unlock()
-	return dec.decode(p, b, ws(b, 0))
+	_, err := dec.decode(p, b, ws(b, 0))
+	return err
 }
 
-// decode decodes the valid JSON value at b[i] into the zero object at p.
-func (dec *Decoder) decode(p unsafe.Pointer, b []byte, i int) error {
+// decode decodes the valid JSON value at b[i] into the zero object at p
+// and returns the index after it.
+func (dec *Decoder) decode(p unsafe.Pointer, b []byte, i int) (int, error) {
 	dec.d.begin(b)
-	_, err := dec.d.value(dec.plan, dec.root, p, b, i)
+	end, err := dec.d.value(dec.plan, dec.root, p, b, i)
 	dec.d.end()
 	if err == errDuplicate {
 		// encoding/json merges the values of a key met twice: decoded
 		// anew by its rules, into an object that shares nothing.
 		v := reflect.NewAt(dec.typ, p)
 		v.Elem().SetZero()
-		end := skip(b, i)
+		end = skip(b, i)
 		err = sigsjson.UnmarshalCaseSensitivePreserveInts(b[i:end], v.Interface())
 		if err == nil && dec.root != nil {
 			clearSkipped(dec.plan, dec.root, p)
 		}
 	}
 	if err != nil {
-		return finish(atOffset(err, i), reflect.PointerTo(dec.typ))
+		return 0, finish(atOffset(err, i), reflect.PointerTo(dec.typ))
 	}
-	return nil
+	return end, nil
 }
 
 // syntaxError returns the error of b, which is not valid JSON, as

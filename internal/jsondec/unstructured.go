@@ -21,6 +21,9 @@ type Unstructured struct {
 	mu   sync.Mutex
 	root *place
 	d    decoder
+	// lastItems is the number of items of the last list decoded, the
+	// capacity the next list's items start with.
+	lastItems int
 }
 
 // NewUnstructured returns a decoder of unstructured objects; share makes
@@ -44,28 +47,25 @@ func (u *Unstructured) Decode(b []byte) (runtime.Object, error) {
 	if !Valid(b) {
 		return nil, syntaxError(b, nil)
 	}
+	return u.DecodeValid(b)
+}
+
+// DecodeValid is Decode for b known to be valid JSON (Valid), such as the
+// object of a watch event validated whole.
+func (u *Unstructured) DecodeValid(b []byte) (runtime.Object, error) {
 	i := ws(b, 0)
 	if b[i] != '{' && b[i] != 'n' {
 		return nil, &Error{Offset: i, Err: errors.New("cannot unmarshal a JSON value that is not an object into an unstructured object")}
 	}
-	isList := false
-	if b[i] == '{' {
-		_ = Members(b, func(key, _ []byte) error {
-			isList = isList || string(key) == "items"
-			return nil
-		})
-	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	var obj runtime.Object
-	var err error
-	if isList {
-		obj, err = u.list(b, i)
-	} else {
-		var m map[string]any
-		if m, err = u.object(u.root, b, i); err == nil {
-			obj = &unstructured.Unstructured{Object: m}
-		}
+	m, _, err := u.object(u.root, b, i, true)
+	switch {
+	case errors.Is(err, errList):
+		obj, err = u.list(b)
+	case err == nil:
+		obj = &unstructured.Unstructured{Object: m}
 	}
 	if err != nil {
 		return nil, err
@@ -76,69 +76,92 @@ func (u *Unstructured) Decode(b []byte) (runtime.Object, error) {
 	return obj, nil
 }
 
-// object decodes the object or null at b[i] as a map.
-func (u *Unstructured) object(pl *place, b []byte, i int) (map[string]any, error) {
+// errList stops the decoding of an object found to be a list: it has an
+// "items" member.
+var errList = errors.New("the object is a list")
+
+// object decodes the object or null at b[i] as a map and returns the index
+// after it; top stops it with errList at an "items" member.
+func (u *Unstructured) object(pl *place, b []byte, i int, top bool) (map[string]any, int, error) {
 	switch b[i] {
 	case 'n':
-		return nil, nil
+		return nil, literalEnd(b, i), nil
 	case '{':
 		u.d.begin(b)
-		m, _, err := u.d.anyObject(pl, b, i)
+		m, end, err := u.d.anyObject(pl, b, i, top)
 		u.d.end()
-		return m, finish(err, nil)
+		if err == errList {
+			return nil, 0, err
+		}
+		return m, end, finish(err, nil)
 	}
-	return nil, &Error{Offset: i, Err: errors.New("cannot unmarshal a JSON value that is not an object into an unstructured object")}
+	return nil, 0, &Error{Offset: i, Err: errors.New("cannot unmarshal a JSON value that is not an object into an unstructured object")}
 }
 
-// list decodes the list at b[i] as UnstructuredJSONScheme does: its
+// list decodes the list b as UnstructuredJSONScheme does, in one pass: its
 // members but items as the list's Object, each item an Unstructured whose
 // kind and apiVersion, if both are missing, are the list's.
-func (u *Unstructured) list(b []byte, i int) (*unstructured.UnstructuredList, error) {
-	l := &unstructured.UnstructuredList{}
-	var items []byte
-	if b[i] == '{' {
-		l.Object = map[string]any{}
-		err := Members(b[i:], func(key, v []byte) error {
-			if string(key) == "items" {
-				items = v
-				return nil
-			}
-			k := u.d.str(u.root.keyPlace(u.d.share), key)
-			val, _, err := u.d.any(u.root.valuePlace(k, u.d.share), v, 0)
-			if err != nil {
-				return inField(err, k)
-			}
-			l.Object[k] = val
-			return nil
-		})
-		if err != nil {
-			return nil, finish(err, nil)
+func (u *Unstructured) list(b []byte) (*unstructured.UnstructuredList, error) {
+	l := &unstructured.UnstructuredList{Object: map[string]any{}, Items: []unstructured.Unstructured{}}
+	_, err := walkMembers(b, func(key []byte, i int) (int, error) {
+		if string(key) == "items" {
+			return u.items(l, b, i)
 		}
-	}
-	switch {
-	case items == nil || items[0] == 'n':
-		l.Items = []unstructured.Unstructured{}
-		return l, nil
-	case items[0] != '[':
-		return nil, &Error{Path: "items", Err: fmt.Errorf("cannot unmarshal %.20s into the items of a list", items)}
+		k := u.d.str(u.root.keyPlace(u.d.share), key)
+		val, end, err := u.d.any(u.root.valuePlace(k, u.d.share), b, i)
+		if err != nil {
+			return 0, inField(err, k)
+		}
+		l.Object[k] = val
+		return end, nil
+	})
+	if err != nil {
+		return nil, finish(err, nil)
 	}
 	apiVersion, kind := l.GetAPIVersion(), strings.TrimSuffix(l.GetKind(), "List")
-	n, _ := countElements(items, 0)
-	l.Items = make([]unstructured.Unstructured, 0, n)
-	itemPlace := u.root.valuePlace("items", u.d.share).elemPlace(u.d.share)
-	j := ws(items, 1)
-	for k := range n {
-		m, err := u.object(itemPlace, items, j)
-		if err != nil {
-			return nil, fmt.Errorf("item %d: %w", k, err)
-		}
-		item := unstructured.Unstructured{Object: m}
-		if item.GetKind() == "" && item.GetAPIVersion() == "" {
+	for k := range l.Items {
+		if item := &l.Items[k]; item.GetKind() == "" && item.GetAPIVersion() == "" {
 			item.SetKind(kind)
 			item.SetAPIVersion(apiVersion)
 		}
-		l.Items = append(l.Items, item)
-		j = ws(items, ws(items, skip(items, j))+1)
 	}
 	return l, nil
+}
+
+// items decodes the items at b[i], an array or null, into l's Items, of
+// exactly their number (the cache keeps pointers into it), and returns the
+// index after them.
+func (u *Unstructured) items(l *unstructured.UnstructuredList, b []byte, i int) (int, error) {
+	switch b[i] {
+	case 'n':
+		l.Items = []unstructured.Unstructured{}
+		return literalEnd(b, i), nil
+	case '[':
+	default:
+		return 0, &Error{Path: "items", Err: fmt.Errorf("cannot unmarshal %.20s into the items of a list", b[i:skip(b, i)])}
+	}
+	items := make([]unstructured.Unstructured, 0, u.lastItems)
+	itemPlace := u.root.valuePlace("items", u.d.share).elemPlace(u.d.share)
+	j := ws(b, i+1)
+	end := j + 1
+	if b[j] != ']' {
+		for k := 0; ; k++ {
+			m, e, err := u.object(itemPlace, b, j, false)
+			if err != nil {
+				return 0, fmt.Errorf("item %d: %w", k, err)
+			}
+			items = append(items, unstructured.Unstructured{Object: m})
+			if j = ws(b, e); b[j] == ']' {
+				end = j + 1
+				break
+			}
+			j = ws(b, j+1) // past the comma
+		}
+	}
+	u.lastItems = len(items)
+	l.Items = items[:len(items):len(items)]
+	if cap(items) > len(items) {
+		l.Items = append([]unstructured.Unstructured(nil), items...)
+	}
+	return end, nil
 }

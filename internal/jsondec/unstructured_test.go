@@ -78,3 +78,25 @@ func checkUnstructured(t *testing.T, u *Unstructured, b []byte) {
 	}
 	_ = runtime.Object(got)
 }
+
+// Lists decode in one pass whatever the order of their members: items
+// before the list's kind, null or empty items, items met twice, an object
+// whose "items" comes late, each as client-go decodes it.
+func TestUnstructuredListShapes(t *testing.T) {
+	for name, b := range map[string]string{
+		"items first":       `{"items":[{"metadata":{"name":"a"}},{"kind":"Own","metadata":{"name":"b"}}],"kind":"WidgetList","apiVersion":"example.com/v1"}`,
+		"items null":        `{"kind":"WidgetList","apiVersion":"example.com/v1","items":null}`,
+		"items empty":       `{"kind":"WidgetList","apiVersion":"example.com/v1","items":[]}`,
+		"items twice":       `{"kind":"WidgetList","items":[{"a":1}],"apiVersion":"v1","items":[{"b":2},{"c":3}]}`,
+		"items last":        `{"kind":"WidgetList","apiVersion":"v1","metadata":{"resourceVersion":"3"},"spec":{"x":[1,2]},"items":[{"kind":"W"}]}`,
+		"null item":         `{"kind":"WidgetList","apiVersion":"v1","items":[null,{"kind":"W"}]}`,
+		"items not array":   `{"kind":"WidgetList","items":{"a":1}}`,
+		"item not object":   `{"kind":"WidgetList","items":[1]}`,
+		"nested items":      `{"kind":"Widget","apiVersion":"v1","spec":{"items":[1,2]}}`,
+		"object, no kind":   `{"metadata":{"name":"a"}}`,
+		"list of no kind":   `{"items":[{"kind":"W"}]}`,
+		"escaped items key": `{"kind":"WidgetList","apiVersion":"v1","\u0069tems":[{"kind":"W"}]}`,
+	} {
+		t.Run(name, func(t *testing.T) { checkUnstructured(t, NewUnstructured(true), []byte(b)) })
+	}
+}

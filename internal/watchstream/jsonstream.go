@@ -92,16 +92,7 @@ func (w *protobufWatch[T]) decodeJSON(line []byte) (watch.Event, error) {
 	if !jsondec.Valid(line) {
 		return watch.Event{}, fmt.Errorf("watch event is not valid JSON: %w", json.Unmarshal(line, new(any)))
 	}
-	var typ, raw []byte
-	err := jsondec.Members(line, func(key, value []byte) error {
-		switch string(key) {
-		case "type":
-			typ = value
-		case "object":
-			raw = value
-		}
-		return nil
-	})
+	typ, raw, kind, err := jsondec.Event(line)
 	if err != nil || len(typ) < 2 || typ[0] != '"' || len(raw) == 0 {
 		return watch.Event{}, fmt.Errorf("malformed watch event %.100q", line)
 	}
@@ -109,13 +100,6 @@ func (w *protobufWatch[T]) decodeJSON(line []byte) (watch.Event, error) {
 	if err != nil {
 		return watch.Event{}, err
 	}
-	var kind string
-	_ = jsondec.Members(raw, func(key, value []byte) error {
-		if string(key) == "kind" && len(value) > 1 && value[0] == '"' {
-			kind = string(value[1 : len(value)-1])
-		}
-		return nil
-	})
 	switch {
 	case kind == w.kind, w.kind == "" && kind != "Status":
 		obj, err := w.decoders.JSON(raw, evType == watch.Bookmark)
