@@ -103,8 +103,8 @@ func (u *Unstructured) list(b []byte, i int) (*unstructured.UnstructuredList, er
 				items = v
 				return nil
 			}
-			k := u.d.str(u.root.keyPlace(u.d.share), key)
-			val, _, err := u.d.any(u.root.valuePlace(k, u.d.share), v, 0)
+			k := u.d.str(u.root.keyPlace(u.d.sh.On()), key)
+			val, _, err := u.d.any(u.root.valuePlace(k, u.d.sh.On()), v, 0)
 			if err != nil {
 				return inField(err, k)
 			}
@@ -125,7 +125,7 @@ func (u *Unstructured) list(b []byte, i int) (*unstructured.UnstructuredList, er
 	apiVersion, kind := l.GetAPIVersion(), strings.TrimSuffix(l.GetKind(), "List")
 	n, _ := countElements(items, 0)
 	l.Items = make([]unstructured.Unstructured, 0, n)
-	itemPlace := u.root.valuePlace("items", u.d.share).elemPlace(u.d.share)
+	itemPlace := u.root.valuePlace("items", u.d.sh.On()).elemPlace(u.d.sh.On())
 	j := ws(items, 1)
 	for k := range n {
 		m, err := u.object(itemPlace, items, j)
