@@ -178,7 +178,7 @@ func runNamespaceScoped[T Object](ctx context.Context, i *SharedInformer[T], sta
 		default:
 		}
 		sink := &namespaceSink[T]{scope: ns, want: ns.wanted(), evict: true}
-		sink.filterSink = filterSink[T]{w: i.writer, keep: sink.keep}
+		sink.filterSink = filterSink[T]{w: i.writer, accepts: sink.keep}
 		if st != nil {
 			select {
 			case <-st.changed: // read below

@@ -215,23 +215,24 @@ func runShards[T Object](ctx context.Context, st *shardState, w *writer[T], star
 }
 
 // filterSink sits between a reflector and the informer's writer, and
-// passes on the objects keep accepts only: what shardSink and
-// namespaceSink, which embed it, do alike.
+// passes on the objects for which accepts reports true, and only those:
+// what shardSink and namespaceSink, which embed it with their keep, do
+// alike.
 type filterSink[T Object] struct {
-	w    *writer[T]
-	keep func(T) bool
+	w       *writer[T]
+	accepts func(T) bool
 }
 
 func (s *filterSink[T]) StartList() { s.w.StartList() }
 
 func (s *filterSink[T]) Put(obj T, from reflector.Origin) {
-	if s.keep(obj) {
+	if s.accepts(obj) {
 		s.w.Put(obj, from)
 	}
 }
 
 func (s *filterSink[T]) Delete(obj T) {
-	if s.keep(obj) {
+	if s.accepts(obj) {
 		s.w.Delete(obj)
 	}
 }
@@ -253,7 +254,7 @@ type shardSink[T Object] struct {
 // the shard.
 func newShardSink[T Object](w *writer[T], st *shardState, s shard.Shard, gen uint64, evict bool) *shardSink[T] {
 	sink := &shardSink[T]{st: st, shard: s, gen: gen, evict: evict}
-	sink.filterSink = filterSink[T]{w: w, keep: sink.keep}
+	sink.filterSink = filterSink[T]{w: w, accepts: sink.keep}
 	return sink
 }
 
