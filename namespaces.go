@@ -177,14 +177,15 @@ func runNamespaceScoped[T Object](ctx context.Context, i *SharedInformer[T], sta
 		case <-ns.changed: // read below
 		default:
 		}
-		sink := &namespaceSink[T]{w: i.writer, scope: ns, want: ns.wanted(), evict: true}
+		sink := &namespaceSink[T]{scope: ns, want: ns.wanted(), evict: true}
+		sink.filterSink = filterSink[T]{w: i.writer, accepts: sink.keep}
 		if st != nil {
 			select {
 			case <-st.changed: // read below
 			default:
 			}
 			s, gen := st.current()
-			sink.sharded = &shardSink[T]{w: i.writer, st: st, shard: s, gen: gen}
+			sink.sharded = newShardSink(i.writer, st, s, gen, false)
 			sel := s.Selector()
 			st.wire.Store(&sel)
 		}
@@ -213,12 +214,11 @@ func runNamespaceScoped[T Object](ctx context.Context, i *SharedInformer[T], sta
 	}
 }
 
-// namespaceSink sits between a reflector and the informer's writer: it
-// drops objects of namespaces outside its selection (and outside its
-// shard), evicts the cached objects of namespaces that left before its
-// first list, and those outside its shard after it.
+// namespaceSink drops objects of namespaces outside its selection (and
+// outside its shard), evicts the cached objects of namespaces that left
+// before its first list, and those outside its shard after it.
 type namespaceSink[T Object] struct {
-	w       *writer[T]
+	filterSink[T]
 	scope   *namespaceScope
 	want    map[string]bool
 	sharded *shardSink[T] // keeps the shard; nil if not sharded
@@ -238,18 +238,6 @@ func (s *namespaceSink[T]) StartList() {
 	s.w.StartList()
 }
 
-func (s *namespaceSink[T]) Put(obj T, from reflector.Origin) {
-	if s.keep(obj) {
-		s.w.Put(obj, from)
-	}
-}
-
-func (s *namespaceSink[T]) Delete(obj T) {
-	if s.keep(obj) {
-		s.w.Delete(obj)
-	}
-}
-
 func (s *namespaceSink[T]) FinishList() {
 	if s.evict {
 		s.evict = false
@@ -267,8 +255,6 @@ func (s *namespaceSink[T]) Watching() {
 	}
 	s.w.Watching()
 }
-
-func (s *namespaceSink[T]) Flush() { s.w.Flush() }
 
 // keep reports whether obj is of a selected namespace and in the shard.
 func (s *namespaceSink[T]) keep(obj T) bool {

@@ -188,7 +188,7 @@ func runShards[T Object](ctx context.Context, st *shardState, w *writer[T], star
 		default:
 		}
 		s, gen := st.current()
-		sink := &shardSink[T]{w: w, st: st, shard: s, gen: gen, evict: true}
+		sink := newShardSink(w, st, s, gen, true)
 		if len(s.Ranges) == 0 {
 			// No request selects nothing: an empty selector is "all".
 			sink.StartList()
@@ -214,29 +214,48 @@ func runShards[T Object](ctx context.Context, st *shardState, w *writer[T], star
 	}
 }
 
-// shardSink sits between a reflector and the informer's writer: it drops
-// objects outside its shard, and, at the end of the shard's first list,
-// evicts the cached objects outside it.
+// filterSink sits between a reflector and the informer's writer, and
+// passes on the objects for which accepts reports true, and only those:
+// what shardSink and namespaceSink, which embed it with their keep, do
+// alike.
+type filterSink[T Object] struct {
+	w       *writer[T]
+	accepts func(T) bool
+}
+
+func (s *filterSink[T]) StartList() { s.w.StartList() }
+
+func (s *filterSink[T]) Put(obj T, from reflector.Origin) {
+	if s.accepts(obj) {
+		s.w.Put(obj, from)
+	}
+}
+
+func (s *filterSink[T]) Delete(obj T) {
+	if s.accepts(obj) {
+		s.w.Delete(obj)
+	}
+}
+
+func (s *filterSink[T]) Flush() { s.w.Flush() }
+
+// shardSink drops objects outside its shard, and, at the end of the
+// shard's first list, evicts the cached objects outside it.
 type shardSink[T Object] struct {
-	w     *writer[T]
+	filterSink[T]
 	st    *shardState
 	shard shard.Shard
 	gen   uint64
 	evict bool // the next FinishList evicts what is outside the shard
 }
 
-func (s *shardSink[T]) StartList() { s.w.StartList() }
-
-func (s *shardSink[T]) Put(obj T, from reflector.Origin) {
-	if s.keep(obj) {
-		s.w.Put(obj, from)
-	}
-}
-
-func (s *shardSink[T]) Delete(obj T) {
-	if s.keep(obj) {
-		s.w.Delete(obj)
-	}
+// newShardSink returns the sink of shard s, of generation gen, that
+// writes to w; evict says whether its first list evicts what is outside
+// the shard.
+func newShardSink[T Object](w *writer[T], st *shardState, s shard.Shard, gen uint64, evict bool) *shardSink[T] {
+	sink := &shardSink[T]{st: st, shard: s, gen: gen, evict: evict}
+	sink.filterSink = filterSink[T]{w: w, accepts: sink.keep}
+	return sink
 }
 
 func (s *shardSink[T]) FinishList() {
@@ -253,8 +272,6 @@ func (s *shardSink[T]) Watching() {
 	s.st.scopeSynced(s.gen)
 	s.w.Watching()
 }
-
-func (s *shardSink[T]) Flush() { s.w.Flush() }
 
 // keep counts obj and reports whether it is in the shard.
 func (s *shardSink[T]) keep(obj T) bool {

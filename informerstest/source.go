@@ -244,35 +244,26 @@ func (s *Source[T, L]) StallWatches(stall bool) {
 
 // FailList makes every list fail with err until called with nil, and every
 // watch-list request, which lists the initial state by streaming.
-func (s *Source[T, L]) FailList(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.listErr = err
-}
+func (s *Source[T, L]) FailList(err error) { setLocked(&s.mu, &s.listErr, err) }
 
 // FailWatch makes every watch fail with err until called with nil.
-func (s *Source[T, L]) FailWatch(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.watchErr = err
-}
+func (s *Source[T, L]) FailWatch(err error) { setLocked(&s.mu, &s.watchErr, err) }
 
 // RefuseWatchList makes watch-list requests fail with 400 Bad Request, as
 // a server without the feature does, when refuse is true.
-func (s *Source[T, L]) RefuseWatchList(refuse bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.noWatchList = refuse
-}
+func (s *Source[T, L]) RefuseWatchList(refuse bool) { setLocked(&s.mu, &s.noWatchList, refuse) }
 
 // IgnoreShardSelectors makes the source serve every object whatever the
 // shard selector of a request, as a server without the
 // ShardedListAndWatch feature gate does, when ignore is true. Otherwise it
 // serves only the shard, and echoes the selector in list responses.
-func (s *Source[T, L]) IgnoreShardSelectors(ignore bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.ignoreShards = ignore
+func (s *Source[T, L]) IgnoreShardSelectors(ignore bool) { setLocked(&s.mu, &s.ignoreShards, ignore) }
+
+// setLocked sets *field to v under mu.
+func setLocked[V any](mu *sync.Mutex, field *V, v V) {
+	mu.Lock()
+	defer mu.Unlock()
+	*field = v
 }
 
 // Calls returns the requests served so far.

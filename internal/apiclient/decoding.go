@@ -3,6 +3,7 @@ package apiclient
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -196,19 +197,22 @@ func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns st
 type Clearer interface{ Clear(p unsafe.Pointer) }
 
 // NewClearer returns the Clearer of the fields paths name in objects of
-// type t: by the protobuf plans of built-in types, by the JSON plans of
-// other structs (custom resources).
+// type t: the protobuf decoder of built-in types, the JSON decoder of
+// other structs (custom resources), each made to skip those fields.
 func NewClearer(t reflect.Type, paths []string) (Clearer, error) {
-	if protodec.Supports(t) {
-		c, err := protodec.NewClearer(t, paths)
+	switch {
+	case protodec.Supports(t):
+		dec, err := protodec.New(t, protodec.Options{Skip: paths})
 		if err != nil {
 			return nil, err
 		}
-		return c, nil
+		return dec, nil
+	case jsondec.Supports(t):
+		dec, err := jsondec.New(t, jsondec.Options{Skip: paths})
+		if err != nil {
+			return nil, err
+		}
+		return dec, nil
 	}
-	c, err := jsondec.NewClearer(t, paths)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return nil, fmt.Errorf("jsondec: %v does not decode by plan: its fields cannot be skipped", t)
 }

@@ -1,11 +1,13 @@
 package apiclient
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Decoders share one decoder per type and skipped fields between the
@@ -63,4 +65,41 @@ func dec[T Object](a *Client, o Decoding) func() (any, error) {
 
 func unstructuredDec(a *Client, o Decoding) func() (any, error) {
 	return func() (any, error) { return unstructuredDecoderOf(a, o) }
+}
+
+// NewClearer clears built-in types by their protobuf plans and other
+// structs by their JSON plans, refuses the fields an informer needs, and
+// names a type whose fields cannot be skipped.
+func TestNewClearer(t *testing.T) {
+	type resource struct {
+		metav1.ObjectMeta `json:"metadata"`
+		Spec              map[string]string `json:"spec"`
+	}
+	tests := []struct {
+		name    string
+		obj     any
+		paths   []string
+		want    any
+		wantErr string
+	}{
+		{"built-in type", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"x": "y"}}}, []string{"metadata.labels"},
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, ""},
+		{"custom resource", &resource{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: map[string]string{"x": "y"}}, []string{"spec"},
+			&resource{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, ""},
+		{"a field the informer needs", &corev1.ConfigMap{}, []string{"metadata.name"}, nil, "the informer needs it"},
+		{"no plan", &map[string]any{}, nil, nil, "its fields cannot be skipped"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := NewClearer(reflect.TypeOf(tt.obj), tt.paths)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				assert.Nil(t, c)
+				return
+			}
+			require.NoError(t, err)
+			c.Clear(reflect.ValueOf(tt.obj).UnsafePointer())
+			assert.Equal(t, tt.want, tt.obj)
+		})
+	}
 }

@@ -63,17 +63,7 @@ const (
 // Listener queues notifications for one handler and delivers them in order
 // on its own goroutine. The zero value is not usable; call New.
 type Listener[T any] struct {
-	deliver func(Notification[T])
-	onPanic func(n Notification[T], value any, stack []byte)
-	resync  time.Duration
-	// onResync queues a replay of the cache; it runs on the worker.
-	onResync func(*Listener[T])
-	clock    clock.Clock
-	// keyOf, if set, makes the queue merge notifications by key.
-	keyOf      func(T) types.NamespacedName
-	limit      int
-	onOverflow func()
-	observe    func(Kind, time.Duration)
+	cfg Config[T] // its Clock set
 
 	mu      sync.Mutex
 	pending []Notification[T]
@@ -143,25 +133,16 @@ type Config[T any] struct {
 
 // New returns a listener; Run delivers its notifications.
 func New[T any](cfg Config[T]) *Listener[T] {
-	clk := cfg.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
 	}
 	l := &Listener[T]{
-		deliver:    cfg.Deliver,
-		onPanic:    cfg.OnPanic,
-		resync:     cfg.Resync,
-		onResync:   cfg.OnResync,
-		clock:      clk,
-		keyOf:      cfg.KeyOf,
-		limit:      cfg.Limit,
-		onOverflow: cfg.OnOverflow,
-		observe:    cfg.Observe,
-		wake:       make(chan struct{}, 1),
-		done:       make(chan struct{}),
-		synced:     make(chan struct{}),
+		cfg:    cfg,
+		wake:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+		synced: make(chan struct{}),
 	}
-	if l.keyOf != nil {
+	if l.cfg.KeyOf != nil {
 		l.index = make(map[types.NamespacedName]int)
 	}
 	return l
@@ -188,12 +169,12 @@ func (l *Listener[T]) Queue(n Notification[T]) (wake bool) {
 	// The Synced marker is no event: it neither counts against the limit
 	// nor in the backlog.
 	regular := n.Kind.regular()
-	if regular && l.limit > 0 && l.Backlog() >= l.limit && !l.mergesInto(n) {
+	if regular && l.cfg.Limit > 0 && l.Backlog() >= l.cfg.Limit && !l.mergesInto(n) {
 		l.overflowLocked()
 		l.mu.Unlock()
 		return false
 	}
-	if l.keyOf == nil || !regular {
+	if l.cfg.KeyOf == nil || !regular {
 		l.pending = append(l.pending, n)
 	} else if !l.queueMerged(n) {
 		l.mu.Unlock()
@@ -214,10 +195,10 @@ func (l *Listener[T]) Queue(n Notification[T]) (wake bool) {
 // mergesInto reports whether n would merge into a waiting notification
 // rather than take a slot of its own; l.mu is held.
 func (l *Listener[T]) mergesInto(n Notification[T]) bool {
-	if l.keyOf == nil || n.Kind == Synced {
+	if l.cfg.KeyOf == nil || n.Kind == Synced {
 		return false
 	}
-	i, ok := l.index[l.keyOf(subject(n))]
+	i, ok := l.index[l.cfg.KeyOf(subject(n))]
 	if !ok {
 		return false
 	}
@@ -234,8 +215,8 @@ func (l *Listener[T]) overflowLocked() {
 	// Before the stop, so that whoever sees the listener done sees why.
 	l.state.Or(stateOverflowed)
 	l.stopLocked()
-	if l.onOverflow != nil {
-		go l.onOverflow()
+	if l.cfg.OnOverflow != nil {
+		go l.cfg.OnOverflow()
 	}
 }
 
@@ -337,8 +318,8 @@ func (l *Listener[T]) Run(ctx context.Context) {
 	defer context.AfterFunc(ctx, l.Stop)()
 	var resync <-chan time.Time
 	var timer clock.Timer
-	if l.resync > 0 {
-		timer = l.clock.NewTimer(jittered(l.resync))
+	if l.cfg.Resync > 0 {
+		timer = l.cfg.Clock.NewTimer(jittered(l.cfg.Resync))
 		defer timer.Stop()
 		resync = timer.C()
 	}
@@ -359,7 +340,7 @@ func (l *Listener[T]) Run(ctx context.Context) {
 		if !l.deliverBatch(ctx.Done(), batch) {
 			return
 		}
-		if l.keyOf == nil {
+		if l.cfg.KeyOf == nil {
 			l.recycle(batch)
 		}
 	}
@@ -371,7 +352,7 @@ func (l *Listener[T]) Run(ctx context.Context) {
 // context.AfterFunc may not have stopped the listener yet.
 func (l *Listener[T]) deliverBatch(ending <-chan struct{}, batch []Notification[T]) bool {
 	var start time.Time
-	if l.observe != nil {
+	if l.cfg.Observe != nil {
 		start = time.Now()
 	}
 	for i := range batch {
@@ -398,11 +379,11 @@ func (l *Listener[T]) deliverBatch(ending <-chan struct{}, batch []Notification[
 			continue
 		}
 		l.delivered.Add(1)
-		if l.observe != nil {
+		if l.cfg.Observe != nil {
 			// One clock read per call: each call ends where the next
 			// begins.
 			end := time.Now()
-			l.observe(kind, end.Sub(start))
+			l.cfg.Observe(kind, end.Sub(start))
 			start = end
 		}
 	}
@@ -426,9 +407,9 @@ func (l *Listener[T]) enterCall() bool {
 // delivered, and rearms the timer.
 func (l *Listener[T]) resyncNow(timer clock.Timer) {
 	if l.HasSynced() {
-		l.onResync(l)
+		l.cfg.OnResync(l)
 	}
-	timer.Reset(jittered(l.resync))
+	timer.Reset(jittered(l.cfg.Resync))
 }
 
 // jittered returns d shortened or lengthened by up to a tenth, so that the
@@ -458,7 +439,7 @@ func (l *Listener[T]) next(ctx context.Context, resync <-chan time.Time) ([]Noti
 		l.mu.Unlock()
 		return nil, false
 	}
-	if l.keyOf != nil {
+	if l.cfg.KeyOf != nil {
 		batch := l.takeMergedLocked()
 		l.mu.Unlock()
 		return batch, true
@@ -492,8 +473,8 @@ func (l *Listener[T]) call(n Notification[T]) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			l.onPanic(n, r, debug.Stack())
+			l.cfg.OnPanic(n, r, debug.Stack())
 		}
 	}()
-	l.deliver(n)
+	l.cfg.Deliver(n)
 }

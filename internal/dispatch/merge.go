@@ -55,7 +55,7 @@ const compactAbove = 64
 // queueMerged queues n into a merging queue; l.mu is held. It reports
 // whether n took a new slot.
 func (l *Listener[T]) queueMerged(n Notification[T]) bool {
-	key := l.keyOf(subject(n))
+	key := l.cfg.KeyOf(subject(n))
 	i, ok := l.index[key]
 	if !ok {
 		l.index[key] = len(l.pending)
@@ -83,7 +83,7 @@ func (l *Listener[T]) queueMerged(n Notification[T]) bool {
 // waitingLocked reports whether notifications wait; l.mu is held. In a
 // merging queue it first moves past the cancelled slots at its head.
 func (l *Listener[T]) waitingLocked() bool {
-	if l.keyOf != nil {
+	if l.cfg.KeyOf != nil {
 		for l.head < len(l.pending) && l.pending[l.head].Kind == 0 {
 			l.head++
 			l.cancelled--
@@ -102,7 +102,7 @@ func (l *Listener[T]) takeMergedLocked() []Notification[T] {
 	n := l.pending[l.head]
 	l.pending[l.head] = Notification[T]{}
 	if n.Kind.regular() {
-		if key := l.keyOf(subject(n)); l.index[key] == l.head {
+		if key := l.cfg.KeyOf(subject(n)); l.index[key] == l.head {
 			delete(l.index, key)
 		}
 	}
@@ -135,7 +135,7 @@ func (l *Listener[T]) compact() {
 	clear(l.index)
 	for i, n := range live {
 		if n.Kind.regular() {
-			l.index[l.keyOf(subject(n))] = i
+			l.index[l.cfg.KeyOf(subject(n))] = i
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubetyped/informers/internal/share"
 )
 
 // mapOps hashes, compares and interns the maps of one type.
@@ -180,26 +182,12 @@ var reflectMapOps = mapOps{
 	},
 }
 
-// maxKeyedPlaces bounds how many keys of a map[string]string place have a
-// place of their own for their values.
-const maxKeyedPlaces = 256
-
 // valuePlace returns the place of the values of key k in the
-// map[string]string place n: the values of one label or annotation tend
-// to repeat or not together (a deployment's name, a pod's name), so each
-// key is judged apart, up to maxKeyedPlaces keys; the values of other
-// keys share one place.
+// map[string]string place n: each key's own (share.KeyedPlace) while
+// there are not too many, else the place of the map's values.
 func (n *node) valuePlace(k string) *place {
-	if pl, ok := n.keyed[k]; ok {
+	if pl := share.KeyedPlace(&n.keyed, k, newPlace); pl != nil {
 		return pl
 	}
-	if len(n.keyed) >= maxKeyedPlaces {
-		return n.elem.hot
-	}
-	if n.keyed == nil {
-		n.keyed = make(map[string]*place)
-	}
-	pl := newPlace()
-	n.keyed[k] = pl
-	return pl
+	return n.elem.hot
 }

@@ -1,52 +1,27 @@
 package jsondec
 
 import (
-	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
-	"strings"
 	"unsafe"
+
+	"github.com/kubetyped/informers/internal/decopt"
 )
 
-// Clearer zeroes the fields to skip (see Options.Skip) in objects decoded
-// by other means than a Decoder, so that they read as a Decoder leaves
-// them.
-type Clearer struct {
-	plan *node
-	root *place
-}
-
-// NewClearer returns a Clearer of the fields that paths name in objects of
-// type t, a pointer to a struct that a Decoder decodes.
-func NewClearer(t reflect.Type, paths []string) (*Clearer, error) {
-	if !Supports(t) {
-		return nil, fmt.Errorf("jsondec: %v does not decode by plan: its fields cannot be skipped", t)
-	}
-	c := &Clearer{plan: planFor(t.Elem()), root: &place{}}
-	var errs []error
-	for _, path := range paths {
-		if err := markSkipped(c.plan, c.root, path); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("fields to skip of %v: %w", t, err)
-	}
-	return c, nil
-}
-
-// Clear zeroes the fields to skip of the object at p. It writes only
-// fields that are not zero, so that it never writes to the parts a
-// Decoder shares, which it left zero.
-func (c *Clearer) Clear(p unsafe.Pointer) {
-	clearSkipped(c.plan, c.root, p)
+// Clear zeroes the fields to skip (Options.Skip) of the object at p,
+// decoded by other means than dec, so that it reads as dec leaves the
+// objects it decodes. It writes only fields that are not zero, so that it
+// never writes to the parts a Decoder shares, which it left zero.
+func (dec *Decoder) Clear(p unsafe.Pointer) {
+	dec.mu.Lock()
+	defer dec.mu.Unlock()
+	clearSkipped(dec.plan, dec.root, p)
 }
 
 // UnstructuredClearer removes the fields to skip from unstructured
 // objects, by dotted paths of keys that go through lists to their
-// elements, as Clearer does for typed ones.
+// elements, as a Decoder's Clear does for typed ones.
 type UnstructuredClearer struct {
 	paths [][]string
 }
@@ -56,20 +31,15 @@ type UnstructuredClearer struct {
 // against: only the fields an informer needs are refused.
 func NewUnstructuredClearer(paths []string) (*UnstructuredClearer, error) {
 	c := &UnstructuredClearer{}
-	var errs []error
-	for _, path := range paths {
-		names := strings.Split(path, ".")
-		switch {
-		case slices.Contains(keptPaths, path):
-			errs = append(errs, fmt.Errorf("%s cannot be skipped: the informer needs it", path))
-		case slices.Contains(names, ""):
-			errs = append(errs, fmt.Errorf("%q: a path is field names joined by dots", path))
-		default:
-			c.paths = append(c.paths, names)
+	err := decopt.MarkSkipped("unstructured objects", paths, func(path string, names []string) error {
+		if slices.Contains(names, "") {
+			return fmt.Errorf("%q: a path is field names joined by dots", path)
 		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("fields to skip of unstructured objects: %w", err)
+		c.paths = append(c.paths, names)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -18,10 +18,11 @@ type clearedObject struct {
 	Ptrs   map[string]*clearedItem `json:"ptrs"`
 }
 
-// A Clearer zeroes the fields to skip through slices, maps of values and
-// maps of pointers, and writes nothing where there is nothing to clear.
-func TestClearer(t *testing.T) {
-	c, err := NewClearer(reflect.TypeFor[*clearedObject](), []string{"items.env", "byName.env", "ptrs.env"})
+// A Decoder's Clear zeroes the fields to skip through slices, maps of
+// values and maps of pointers, and writes nothing where there is nothing
+// to clear.
+func TestClear(t *testing.T) {
+	c, err := New(reflect.TypeFor[*clearedObject](), Options{Skip: []string{"items.env", "byName.env", "ptrs.env"}})
 	require.NoError(t, err)
 	env := map[string]string{"a": "b"}
 	obj := &clearedObject{
@@ -36,10 +37,10 @@ func TestClearer(t *testing.T) {
 		Ptrs:   map[string]*clearedItem{"x": {Name: "x"}},
 	}, obj)
 
-	_, err = NewClearer(reflect.TypeFor[*clearedObject](), []string{"items.nothing"})
+	_, err = New(reflect.TypeFor[*clearedObject](), Options{Skip: []string{"items.nothing"}})
 	require.ErrorContains(t, err, `no field "nothing"`)
-	_, err = NewClearer(reflect.TypeFor[map[string]any](), nil)
-	require.ErrorContains(t, err, "cannot be skipped")
+	_, err = New(reflect.TypeFor[map[string]any](), Options{})
+	require.ErrorContains(t, err, "does not decode by plan")
 }
 
 // An UnstructuredClearer removes the fields to skip through maps and

@@ -34,7 +34,7 @@ func (d *decoder) value(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (
 		if loc := d.local(b); loc != nil && err == nil && d.temporary == 0 {
 			// A time held by pointer elsewhere in the object may be
 			// this one.
-			loc.Put(timeKind, d.hs.Hash(b[i:end]), i, end, share.Found{P: p, Interior: true})
+			loc.Put(timeKind, d.sh.Hash(b[i:end]), i, end, share.Found{P: p, Interior: true})
 		}
 		return end, err
 	case kMethod:
@@ -180,7 +180,7 @@ func (d *decoder) object(n *node, pl *place, p unsafe.Pointer, b []byte, i int) 
 		key, vj := readKey(b, j)
 		j = vj
 		f := n.byName[unsafeString(key)]
-		fpl := pl.child(indexOf(f), len(n.fields), d.share && f != nil)
+		fpl := pl.child(indexOf(f), len(n.fields), d.sh.On() && f != nil)
 		if f == nil || fpl != nil && fpl.skip {
 			j = skip(b, j)
 		} else {
@@ -233,7 +233,7 @@ func (d *decoder) pointer(n *node, pl *place, p unsafe.Pointer, b []byte, i int)
 		if b[i] == '"' {
 			if t, loc := d.table(pl), d.localStrings(); t != nil || loc != nil {
 				raw, end := readString(b, i)
-				*(**string)(p) = d.hs.StrPtrLocal(t, loc, raw)
+				*(**string)(p) = d.sh.StrPtrLocal(t, loc, raw)
 				return end, nil
 			}
 		}
@@ -252,7 +252,7 @@ func (d *decoder) pointer(n *node, pl *place, p unsafe.Pointer, b []byte, i int)
 				return end, nil
 			}
 			q := reflect.New(e.typ).UnsafePointer()
-			if _, err := d.value(e, pl.elemPlace(d.share), q, b, i); err != nil {
+			if _, err := d.value(e, pl.elemPlace(d.sh.On()), q, b, i); err != nil {
 				return 0, err
 			}
 			*pp = q
@@ -263,7 +263,7 @@ func (d *decoder) pointer(n *node, pl *place, p unsafe.Pointer, b []byte, i int)
 	if *pp == nil {
 		*pp = reflect.New(n.elem.typ).UnsafePointer()
 	}
-	return d.value(n.elem, pl.elemPlace(d.share), *pp, b, i)
+	return d.value(n.elem, pl.elemPlace(d.sh.On()), *pp, b, i)
 }
 
 // slice decodes an array into a slice of its length, or shares it whole
@@ -278,7 +278,7 @@ func (d *decoder) slice(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (
 	}
 	s := reflect.MakeSlice(n.typ, count, count)
 	*h = sliceHeader{s.UnsafePointer(), count, count}
-	epl := pl.elemPlace(d.share)
+	epl := pl.elemPlace(d.sh.On())
 	size := n.elem.typ.Size()
 	j := ws(b, i+1)
 	for k := range count {
@@ -304,7 +304,7 @@ func (d *decoder) base64(pl *place, p unsafe.Pointer, b []byte, i int) (int, err
 	}
 	var bs []byte
 	if t := d.table(pl); t != nil {
-		bs = d.hs.Bytes(t, out[:n])
+		bs = d.sh.Bytes(t, out[:n])
 	} else {
 		bs = out[:n:n]
 	}
@@ -325,7 +325,7 @@ func (d *decoder) mapping(n *node, pl *place, p unsafe.Pointer, b []byte, i int)
 			return end, nil
 		}
 	}
-	kpl := pl.keyPlace(d.share)
+	kpl := pl.keyPlace(d.sh.On())
 	var end int
 	var err error
 	if n.stringMap {
@@ -354,7 +354,7 @@ func (d *decoder) stringMap(pl, kpl *place, m *map[string]string, b []byte, i in
 		j = vj
 		var v string
 		var err error
-		if j, err = d.value(stringNode, pl.valuePlace(k, d.share), unsafe.Pointer(&v), b, j); err != nil {
+		if j, err = d.value(stringNode, pl.valuePlace(k, d.sh.On()), unsafe.Pointer(&v), b, j); err != nil {
 			return 0, inField(err, k)
 		}
 		(*m)[k] = v
@@ -387,7 +387,7 @@ func (d *decoder) anyMap(n *node, pl, kpl *place, p unsafe.Pointer, b []byte, i 
 		elem.SetZero()
 		var err error
 		d.temporary++ // elem is copied into the map, then reused
-		j, err = d.value(n.elem, pl.valuePlace(k, d.share), elem.Addr().UnsafePointer(), b, j)
+		j, err = d.value(n.elem, pl.valuePlace(k, d.sh.On()), elem.Addr().UnsafePointer(), b, j)
 		d.temporary--
 		if err != nil {
 			return 0, inField(err, k)
@@ -440,7 +440,7 @@ func (d *decoder) any(pl *place, b []byte, i int) (any, int, error) {
 		return d.anyString(pl, raw), end, nil
 	case '{', '[':
 		var wpl *place // the place of the objects and arrays at pl
-		if pl != nil && d.share && pl.depth < maxDepth {
+		if pl != nil && d.sh.On() && pl.depth < share.MaxDepth {
 			if pl.whole == nil {
 				pl.whole = &place{depth: pl.depth}
 			}
@@ -448,7 +448,7 @@ func (d *decoder) any(pl *place, b []byte, i int) (any, int, error) {
 		}
 		var m memo
 		sharing := false
-		if d.share {
+		if d.sh.On() {
 			end := skip(b, i)
 			var v share.Found
 			var hit bool
@@ -503,7 +503,7 @@ func (d *decoder) anyString(pl *place, raw []byte) any {
 	if t == nil && loc == nil {
 		return string(raw)
 	}
-	return box(stringType, unsafe.Pointer(d.hs.StrPtrLocal(t, loc, raw)))
+	return box(stringType, unsafe.Pointer(d.sh.StrPtrLocal(t, loc, raw)))
 }
 
 // eface is the layout of an interface{} value.
@@ -532,7 +532,7 @@ func box(typ, data unsafe.Pointer) any {
 // with errList at a member named "items" (see Unstructured.Decode).
 func (d *decoder) anyObject(pl *place, b []byte, i int, top bool) (map[string]any, int, error) {
 	m := make(map[string]any)
-	kpl := pl.keyPlace(d.share)
+	kpl := pl.keyPlace(d.sh.On())
 	j := ws(b, i+1)
 	if b[j] == '}' {
 		return m, j + 1, nil
@@ -544,7 +544,7 @@ func (d *decoder) anyObject(pl *place, b []byte, i int, top bool) (map[string]an
 		}
 		k := d.str(kpl, raw)
 		j = vj
-		v, end, err := d.any(pl.valuePlace(k, d.share), b, j)
+		v, end, err := d.any(pl.valuePlace(k, d.sh.On()), b, j)
 		if err != nil {
 			return nil, 0, inField(err, k)
 		}
@@ -560,7 +560,7 @@ func (d *decoder) anyObject(pl *place, b []byte, i int, top bool) (map[string]an
 func (d *decoder) anyArray(pl *place, b []byte, i int) ([]any, int, error) {
 	count, end := countElements(b, i)
 	s := make([]any, count)
-	epl := pl.elemPlace(d.share)
+	epl := pl.elemPlace(d.sh.On())
 	j := ws(b, i+1)
 	for k := range count {
 		v, e, err := d.any(epl, b, j)

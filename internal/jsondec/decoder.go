@@ -6,13 +6,13 @@ import (
 	"github.com/kubetyped/informers/internal/share"
 )
 
-// decoder is the state of one Decoder: whether it shares, the hasher
-// that finds values in the places' tables, and the memory of the object
-// being decoded, which shares the values that repeat within it.
+// decoder is the state of one Decoder: its sharing (whether it shares,
+// and the hasher that finds values in the places' tables), and the memory
+// of the object being decoded, which shares the values that repeat within
+// it.
 type decoder struct {
-	share bool
-	hs    share.Hasher
-	loc   share.Local
+	sh  share.Sharing
+	loc share.Local
 	// temporary counts the values being decoded into a temporary that
 	// is copied, then reused: the object's memory must not point into
 	// them.
@@ -22,38 +22,26 @@ type decoder struct {
 	interiors int
 }
 
-func newDecoder(sharing bool) decoder {
-	return decoder{share: sharing, hs: share.NewHasher()}
-}
+func newDecoder(sharing bool) decoder { return decoder{sh: share.NewSharing(sharing)} }
 
 // table returns the table of pl if the decoder shares at pl now.
-func (d *decoder) table(pl *place) *share.Table {
-	if !d.share || pl == nil || !pl.tab.On() {
-		return nil
-	}
-	return &pl.tab
-}
+func (d *decoder) table(pl *place) *share.Table { return d.sh.At(pl.table()) }
 
-// str returns b as a string: the one pl remembers if equal, or a new one,
-// which pl then remembers.
-func (d *decoder) str(pl *place, b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return d.hs.StrLocal(d.table(pl), d.localStrings(), b)
-}
+// str returns b as a string: the one pl, or else the object being
+// decoded, remembers if equal, or a new one, which they then remember.
+func (d *decoder) str(pl *place, b []byte) string { return d.sh.StrAt(pl.table(), &d.loc, b) }
 
 // begin starts decoding an object encoded in b, if the decoder shares:
 // the values that repeat within it are shared until end.
 func (d *decoder) begin(b []byte) {
-	if d.share {
+	if d.sh.On() {
 		d.loc.Begin(b)
 	}
 }
 
 // end ends the object begun last.
 func (d *decoder) end() {
-	if d.share {
+	if d.sh.On() {
 		d.loc.End()
 	}
 }
@@ -94,18 +82,18 @@ func (d *decoder) lookup(pl *place, kind unsafe.Pointer, b []byte, i, end int) (
 	m = memo{t: t, loc: loc, kind: kind, b: b, i: i, end: end, interiors: d.interiors}
 	enc := b[i:end]
 	if t != nil {
-		if v, hit, m.h = d.hs.Lookup(t, enc); hit {
+		if v, hit, m.h = d.sh.Lookup(t, enc); hit {
 			return v, true, m, true
 		}
 	} else {
-		m.h = d.hs.Hash(enc)
+		m.h = d.sh.Hash(enc)
 	}
 	if loc != nil {
 		if v, hit = loc.Find(kind, m.h, i, end); hit {
 			if v.Interior {
 				d.interiors++
 			} else if t != nil {
-				d.hs.Remember(t, enc, m.h, v)
+				d.sh.Remember(t, enc, m.h, v)
 			}
 			return v, true, m, true
 		}
@@ -118,7 +106,7 @@ func (d *decoder) lookup(pl *place, kind unsafe.Pointer, b []byte, i, end int) (
 // would keep the whole object alive for others.
 func (d *decoder) remember(m memo, v share.Found) {
 	if m.t != nil && d.interiors == m.interiors {
-		d.hs.Remember(m.t, m.b[m.i:m.end], m.h, v)
+		d.sh.Remember(m.t, m.b[m.i:m.end], m.h, v)
 	}
 	if m.loc != nil {
 		m.loc.Put(m.kind, m.h, m.i, m.end, v)

@@ -5,23 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"unsafe"
 
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/kubetyped/informers/internal/decopt"
 )
 
-// Options configure a Decoder.
-type Options struct {
-	// Share interns strings and shares repeated parts between the
-	// objects decoded (see place).
-	Share bool
-	// Skip names fields never decoded, by dotted JSON paths such as
-	// metadata.managedFields or spec.containers.env: they stay zero.
-	Skip []string
-}
+// Options configure a Decoder, as they configure every decoder of the
+// library.
+type Options = decopt.Options
 
 // Decoder decodes JSON objects of one Go type. It is safe for use by
 // several goroutines, which it serializes: it remembers what it decoded,
@@ -55,14 +50,8 @@ func New(t reflect.Type, o Options) (*Decoder, error) {
 	if o.Share || len(o.Skip) > 0 {
 		dec.root = &place{}
 	}
-	var errs []error
-	for _, path := range o.Skip {
-		if err := markSkipped(dec.plan, dec.root, path); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("fields to skip of %v: %w", t, err)
+	if err := decopt.MarkSkipped(t, o.Skip, dec.markSkipped); err != nil {
+		return nil, err
 	}
 	return dec, nil
 }
@@ -141,19 +130,17 @@ func Object[T any](dec *Decoder, b []byte, newT func() T) (T, error) {
 	return obj, nil
 }
 
-// keptPaths are the fields an informer needs: its keys, versions and
-// UIDs. They, and the paths that hold them, cannot be skipped.
-var keptPaths = []string{"metadata", "metadata.name", "metadata.namespace", "metadata.uid", "metadata.resourceVersion"}
+// markSkipped marks the field that path names, split into names, as
+// never decoded by dec.
+func (dec *Decoder) markSkipped(path string, names []string) error {
+	return markSkipped(dec.plan, dec.root, path, names)
+}
 
 // markSkipped marks the field that path names, a dotted path of JSON
-// field names such as spec.containers.env, as never decoded in the
-// places rooted at root, whose plan is n. A path goes through pointers,
-// slices and maps to their elements.
-func markSkipped(n *node, root *place, path string) error {
-	if slices.Contains(keptPaths, path) {
-		return fmt.Errorf("%s cannot be skipped: the informer needs it", path)
-	}
-	names := strings.Split(path, ".")
+// field names such as spec.containers.env split into names, as never
+// decoded in the places rooted at root, whose plan is n. A path goes
+// through pointers, slices and maps to their elements.
+func markSkipped(n *node, root *place, path string, names []string) error {
 	pl := root
 	for k, name := range names {
 		pl.skipBelow = true

@@ -21,14 +21,13 @@ type place struct {
 	tab       share.Table
 }
 
-const (
-	// maxDepth bounds how deep places follow the fields of an object:
-	// deeper fields are decoded without sharing.
-	maxDepth = 24
-	// maxKeyed bounds how many keys of a map have a place of their own
-	// for their values; the values of other keys share one.
-	maxKeyed = 256
-)
+// table returns the table of pl, nil if pl is nil.
+func (pl *place) table() *share.Table {
+	if pl == nil {
+		return nil
+	}
+	return &pl.tab
+}
 
 // child returns the place of field i of struct place pl, of n fields,
 // making it if the decoder shares; nil if there is none.
@@ -41,7 +40,7 @@ func (pl *place) child(i, n int, sharing bool) *place {
 			return c
 		}
 	}
-	if !sharing || pl.depth >= maxDepth {
+	if !sharing || pl.depth >= share.MaxDepth {
 		return nil
 	}
 	if pl.fields == nil {
@@ -57,7 +56,7 @@ func (pl *place) elemPlace(sharing bool) *place {
 	if pl == nil {
 		return nil
 	}
-	if pl.elem == nil && sharing && pl.depth < maxDepth {
+	if pl.elem == nil && sharing && pl.depth < share.MaxDepth {
 		pl.elem = &place{depth: pl.depth + 1}
 	}
 	return pl.elem
@@ -68,29 +67,19 @@ func (pl *place) keyPlace(sharing bool) *place {
 	if pl == nil {
 		return nil
 	}
-	if pl.key == nil && sharing && pl.depth < maxDepth {
+	if pl.key == nil && sharing && pl.depth < share.MaxDepth {
 		pl.key = &place{depth: pl.depth + 1}
 	}
 	return pl.key
 }
 
-// valuePlace returns the place of the values of key k in map place pl:
-// the values of one label or annotation tend to repeat or not together,
-// so each key is judged apart.
+// valuePlace returns the place of the values of key k in map place pl,
+// each key's own (share.KeyedPlace) while there are not too many.
 func (pl *place) valuePlace(k string, sharing bool) *place {
-	if pl == nil || !sharing {
-		return pl.elemPlace(sharing)
+	if pl != nil && sharing && pl.depth < share.MaxDepth {
+		if c := share.KeyedPlace(&pl.keyed, k, func() *place { return &place{depth: pl.depth + 1} }); c != nil {
+			return c
+		}
 	}
-	if c, ok := pl.keyed[k]; ok {
-		return c
-	}
-	if len(pl.keyed) >= maxKeyed || pl.depth >= maxDepth {
-		return pl.elemPlace(sharing)
-	}
-	if pl.keyed == nil {
-		pl.keyed = make(map[string]*place)
-	}
-	c := &place{depth: pl.depth + 1}
-	pl.keyed[k] = c
-	return c
+	return pl.elemPlace(sharing)
 }

@@ -107,8 +107,8 @@ func (u *Unstructured) list(b []byte) (*unstructured.UnstructuredList, error) {
 		if string(key) == "items" {
 			return u.items(l, b, i)
 		}
-		k := u.d.str(u.root.keyPlace(u.d.share), key)
-		val, end, err := u.d.any(u.root.valuePlace(k, u.d.share), b, i)
+		k := u.d.str(u.root.keyPlace(u.d.sh.On()), key)
+		val, end, err := u.d.any(u.root.valuePlace(k, u.d.sh.On()), b, i)
 		if err != nil {
 			return 0, inField(err, k)
 		}
@@ -141,7 +141,7 @@ func (u *Unstructured) items(l *unstructured.UnstructuredList, b []byte, i int) 
 		return 0, &Error{Path: "items", Err: fmt.Errorf("cannot unmarshal %.20s into the items of a list", b[i:skip(b, i)])}
 	}
 	items := make([]unstructured.Unstructured, 0, u.lastItems)
-	itemPlace := u.root.valuePlace("items", u.d.share).elemPlace(u.d.share)
+	itemPlace := u.root.valuePlace("items", u.d.sh.On()).elemPlace(u.d.sh.On())
 	j := ws(b, i+1)
 	end := j + 1
 	if b[j] != ']' {

@@ -1,46 +1,24 @@
 package protodec
 
 import (
-	"errors"
-	"fmt"
 	"reflect"
 	"unsafe"
 )
 
-// Clearer zeroes the fields to skip in objects decoded by other means
-// than a Decoder, so that they read as a Decoder leaves them.
-type Clearer struct {
-	plan *message
-	root *place
+// Clear zeroes the fields to skip (Options.Skip) of the object at p,
+// decoded by other means than dec, so that it reads as dec leaves the
+// objects it decodes. It writes only fields that are not zero, so that it
+// never writes to the parts a Decoder shares, which it left zero.
+func (dec *Decoder) Clear(p unsafe.Pointer) {
+	dec.mu.Lock()
+	defer dec.mu.Unlock()
+	if dec.root != nil {
+		clearPlace(dec.plan, dec.root, p)
+	}
 }
 
-// NewClearer returns a Clearer of the fields that paths name (see
-// Options.Skip) in objects of type t, a pointer to a generated API
-// struct.
-func NewClearer(t reflect.Type, paths []string) (*Clearer, error) {
-	if !Supports(t) {
-		return nil, fmt.Errorf("protodec: %v is not a built-in API type: its fields cannot be skipped", t)
-	}
-	c := &Clearer{plan: planFor(t.Elem()), root: &place{}}
-	var errs []error
-	for _, path := range paths {
-		if err := markSkipped(c.plan, c.root, path); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("fields to skip of %v: %w", t, err)
-	}
-	return c, nil
-}
-
-// Clear zeroes the fields to skip of the object at p. It writes only
-// fields that are not zero, so that it never writes to the parts a
-// Decoder shares, which it left zero.
-func (c *Clearer) Clear(p unsafe.Pointer) {
-	clearPlace(c.plan, c.root, p)
-}
-
+// clearPlace zeroes the fields to skip below place pl, of message m, in
+// the object at p.
 func clearPlace(m *message, pl *place, p unsafe.Pointer) {
 	for num, child := range pl.fields {
 		if child == nil {

@@ -75,7 +75,7 @@ func (d *decoder) fields(m *message, pl *place, p unsafe.Pointer, b []byte) erro
 		}
 		var fp *place
 		if pl != nil && f != nil {
-			fp = pl.child(num, d.share)
+			fp = pl.child(num, d.sh.On())
 		}
 		if f == nil || fp != nil && fp.skip {
 			if i, err = skipAt(b, pre, l); err != nil {
@@ -251,7 +251,7 @@ func (d *decoder) slice(f *field, pl *place, h *sliceHeader, b []byte, pre int) 
 	grow(h, f.typ, n)
 	var ep *place
 	if pl != nil {
-		ep = pl.elemPlace(d.share)
+		ep = pl.elemPlace(d.sh.On())
 	}
 	var size uintptr
 	if f.kind == kRepMessage {
@@ -430,7 +430,7 @@ func (d *decoder) mapEntry(f *field, pl *place, p unsafe.Pointer, b []byte, star
 	}
 	var vp *place
 	if pl != nil {
-		vp = pl.elemPlace(d.share)
+		vp = pl.elemPlace(d.sh.On())
 	}
 	within = true
 	j := start
@@ -468,14 +468,14 @@ func (d *decoder) mapEntry(f *field, pl *place, p unsafe.Pointer, b []byte, star
 	}
 	var kp *place
 	if pl != nil {
-		kp = pl.keyPlace(d.share)
+		kp = pl.keyPlace(d.sh.On())
 	}
 	k := d.str(kp, key)
 	switch f.mapVal {
 	case kString:
 		var s string
 		if pl != nil {
-			s = d.str(pl.valuePlace(k, d.share), val)
+			s = d.str(pl.valuePlace(k, d.sh.On()), val)
 		} else {
 			s = string(val)
 		}

@@ -4,39 +4,26 @@ import (
 	"github.com/kubetyped/informers/internal/share"
 )
 
-// decoder is the state of one Decoder: whether it shares, and the hasher
-// that finds values in the places' tables (internal/share).
+// decoder is the state of one Decoder: its sharing (whether it shares,
+// and the hasher that finds values in the places' tables).
 type decoder struct {
-	share bool
-	hs    share.Hasher
+	sh share.Sharing
 }
 
-func newDecoder(sharing bool) decoder {
-	return decoder{share: sharing, hs: share.NewHasher()}
-}
+func newDecoder(sharing bool) decoder { return decoder{sh: share.NewSharing(sharing)} }
 
 // table returns the table of pl if the decoder shares at pl now.
-func (d *decoder) table(pl *place) *share.Table {
-	if !d.share || pl == nil || !pl.tab.On() {
-		return nil
-	}
-	return &pl.tab
-}
+func (d *decoder) table(pl *place) *share.Table { return d.sh.At(pl.table()) }
 
 // str returns b as a string: the one pl remembers if equal, or a new one,
 // which pl then remembers.
-func (d *decoder) str(pl *place, b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return d.hs.Str(d.table(pl), b)
-}
+func (d *decoder) str(pl *place, b []byte) string { return d.sh.StrAt(pl.table(), nil, b) }
 
 // strPtr returns a pointer to b as a string, shared as str shares strings.
-func (d *decoder) strPtr(pl *place, b []byte) *string { return d.hs.StrPtr(d.table(pl), b) }
+func (d *decoder) strPtr(pl *place, b []byte) *string { return d.sh.StrPtr(d.table(pl), b) }
 
 // bytes returns a copy of b, never nil, shared as str shares strings.
-func (d *decoder) bytes(pl *place, b []byte) []byte { return d.hs.Bytes(d.table(pl), b) }
+func (d *decoder) bytes(pl *place, b []byte) []byte { return d.sh.Bytes(d.table(pl), b) }
 
 // numPtr returns a pointer to v, shared with the pointers to equal values
 // met at pl.
@@ -51,12 +38,12 @@ func (d *decoder) lookup(pl *place, enc []byte) (v share.Found, hit bool, h uint
 	if t == nil {
 		return share.Found{}, false, 0, false
 	}
-	v, hit, h = d.hs.Lookup(t, enc)
+	v, hit, h = d.sh.Lookup(t, enc)
 	return v, hit, h, true
 }
 
 // remember has pl remember v, decoded from encoding enc of hash h, unless
 // pl turned itself off meanwhile.
 func (d *decoder) remember(pl *place, enc []byte, h uint64, v share.Found) {
-	d.hs.Remember(&pl.tab, enc, h, v)
+	d.sh.Remember(&pl.tab, enc, h, v)
 }

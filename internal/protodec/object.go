@@ -10,17 +10,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubetyped/informers/internal/decopt"
 )
 
-// Options configure a Decoder.
-type Options struct {
-	// Share interns strings and shares repeated parts between the
-	// objects decoded (see place).
-	Share bool
-	// Skip names fields never decoded, by dotted JSON paths such as
-	// metadata.managedFields or spec.containers.env: they stay zero.
-	Skip []string
-}
+// Options configure a Decoder, as they configure every decoder of the
+// library.
+type Options = decopt.Options
 
 // Decoder decodes objects of one API type from protobuf. It is safe for
 // use by several goroutines, which it serializes: it remembers what it
@@ -52,14 +48,8 @@ func New(t reflect.Type, o Options) (*Decoder, error) {
 	if o.Share || len(o.Skip) > 0 {
 		dec.root = &place{}
 	}
-	var errs []error
-	for _, path := range o.Skip {
-		if err := markSkipped(dec.plan, dec.root, path); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("fields to skip of %v: %w", t, err)
+	if err := decopt.MarkSkipped(t, o.Skip, dec.markSkipped); err != nil {
+		return nil, err
 	}
 	return dec, nil
 }

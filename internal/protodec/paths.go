@@ -2,24 +2,21 @@ package protodec
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
-// keptPaths are the fields an informer needs: its keys, versions and
-// UIDs. They, and the paths that hold them, cannot be skipped.
-var keptPaths = []string{"metadata", "metadata.name", "metadata.namespace", "metadata.uid", "metadata.resourceVersion"}
+// markSkipped marks the field that path names, split into names, as
+// never decoded by dec.
+func (dec *Decoder) markSkipped(path string, names []string) error {
+	return markSkipped(dec.plan, dec.root, path, names)
+}
 
 // markSkipped marks the field that path names, a dotted path of JSON
-// field names such as spec.containers.env, as never decoded in the
-// places rooted at root, whose plan is m. A path goes through slices and
-// maps of messages to their elements, and through inline structs, which
-// JSON does not name.
-func markSkipped(m *message, root *place, path string) error {
-	if slices.Contains(keptPaths, path) {
-		return fmt.Errorf("%s cannot be skipped: the informer needs it", path)
-	}
-	names := strings.Split(path, ".")
+// field names such as spec.containers.env split into names, as never
+// decoded in the places rooted at root, whose plan is m. A path goes
+// through slices and maps of messages to their elements, and through
+// inline structs, which JSON does not name.
+func markSkipped(m *message, root *place, path string, names []string) error {
 	pl := root
 	for n, name := range names {
 		if m == nil || m.codec != structCodec {

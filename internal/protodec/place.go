@@ -11,17 +11,6 @@ import (
 // policy and in the bounded tables of internal/share.
 //
 // Places also mark the fields never decoded (Options.Skip).
-
-const (
-	// maxDepth bounds how deep places follow the fields of an object:
-	// deeper fields are decoded without sharing.
-	maxDepth = 24
-	// maxKeyed bounds how many keys of a map of strings have a place of
-	// their own for their values; the values of other keys share one.
-	maxKeyed = 256
-)
-
-// place is one field path and its sharing state.
 type place struct {
 	fields []*place          // messages: the places of their fields, by number
 	elem   *place            // slices: their elements'; maps: their values'
@@ -32,15 +21,23 @@ type place struct {
 	tab    share.Table
 }
 
+// table returns the table of pl, nil if pl is nil.
+func (pl *place) table() *share.Table {
+	if pl == nil {
+		return nil
+	}
+	return &pl.tab
+}
+
 // child returns the place of field num of message place pl, making it if
 // the decoder shares; nil if there is none.
-func (pl *place) child(num int32, share bool) *place {
+func (pl *place) child(num int32, sharing bool) *place {
 	if int(num) < len(pl.fields) {
 		if c := pl.fields[num]; c != nil {
 			return c
 		}
 	}
-	if !share || pl.depth >= maxDepth {
+	if !sharing || pl.depth >= share.MaxDepth {
 		return nil
 	}
 	if int(num) >= len(pl.fields) {
@@ -55,38 +52,29 @@ func (pl *place) child(num int32, share bool) *place {
 }
 
 // elemPlace returns the place of the elements (or map values) of pl.
-func (pl *place) elemPlace(share bool) *place {
-	if pl.elem == nil && share {
+func (pl *place) elemPlace(sharing bool) *place {
+	if pl.elem == nil && sharing {
 		pl.elem = &place{depth: pl.depth + 1}
 	}
 	return pl.elem
 }
 
 // keyPlace returns the place of the keys of map place pl.
-func (pl *place) keyPlace(share bool) *place {
-	if pl.key == nil && share {
+func (pl *place) keyPlace(sharing bool) *place {
+	if pl.key == nil && sharing {
 		pl.key = &place{depth: pl.depth + 1}
 	}
 	return pl.key
 }
 
-// valuePlace returns the place of the values of key k in map place pl:
-// the values of one label or annotation tend to repeat or not together
-// (a deployment's name, a pod's name), so each key is judged apart.
-func (pl *place) valuePlace(k string, share bool) *place {
-	if !share {
+// valuePlace returns the place of the values of key k in map place pl,
+// each key's own (share.KeyedPlace) while there are not too many.
+func (pl *place) valuePlace(k string, sharing bool) *place {
+	if !sharing {
 		return pl.elem
 	}
-	if c, ok := pl.keyed[k]; ok {
+	if c := share.KeyedPlace(&pl.keyed, k, func() *place { return &place{depth: pl.depth + 1} }); c != nil {
 		return c
 	}
-	if len(pl.keyed) >= maxKeyed {
-		return pl.elemPlace(share)
-	}
-	if pl.keyed == nil {
-		pl.keyed = make(map[string]*place)
-	}
-	c := &place{depth: pl.depth + 1}
-	pl.keyed[k] = c
-	return c
+	return pl.elemPlace(sharing)
 }

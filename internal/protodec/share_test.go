@@ -207,7 +207,7 @@ func TestSkip(t *testing.T) {
 	for _, share := range []bool{false, true} {
 		dec, err := New(reflect.TypeFor[*corev1.Pod](), Options{Share: share, Skip: skip})
 		require.NoError(t, err)
-		clearer, err := NewClearer(reflect.TypeFor[*corev1.Pod](), skip)
+		clearer, err := New(reflect.TypeFor[*corev1.Pod](), Options{Skip: skip})
 		require.NoError(t, err)
 		for i := range pods.Len() {
 			data, err := pods.Pod(i).Marshal()

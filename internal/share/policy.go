@@ -36,3 +36,33 @@ func (r *Rate) Count(hit bool) (poor bool) {
 	r.tries, r.hits = 0, 0
 	return poor
 }
+
+const (
+	// MaxDepth bounds how deep a decoder's places follow the fields of an
+	// object: deeper fields are decoded without sharing.
+	MaxDepth = 24
+	// MaxKeyed bounds how many keys of a map have a place of their own
+	// for their values (KeyedPlace); the values of other keys share one.
+	MaxKeyed = 256
+)
+
+// KeyedPlace returns the place of the values of key k among keyed, the
+// places of a map's values by key: the values of one label or annotation
+// tend to repeat or not together (a deployment's name, a pod's name), so
+// each key is judged apart. It makes the place with newPlace, up to
+// MaxKeyed keys; past them it returns nil, and the values of the other
+// keys share the place of the map's values.
+func KeyedPlace[P any](keyed *map[string]*P, k string, newPlace func() *P) *P {
+	if p, ok := (*keyed)[k]; ok {
+		return p
+	}
+	if len(*keyed) >= MaxKeyed {
+		return nil
+	}
+	if *keyed == nil {
+		*keyed = make(map[string]*P)
+	}
+	p := newPlace()
+	(*keyed)[k] = p
+	return p
+}
