@@ -39,14 +39,15 @@ func Event(line []byte) (typ, object []byte, kind string, err error) {
 				object = line[i:end]
 				return end, nil
 			}
-			n, err := walkMembers(line[i:], func(key []byte, j int) (int, error) {
-				end := skip(line[i:], j)
-				if v := line[i+j : i+end]; string(key) == "kind" && len(v) > 1 && v[0] == '"' {
+			obj := line[i:]
+			n, err := walkMembers(obj, func(key []byte, j int) (int, error) {
+				end := skip(obj, j)
+				if v := obj[j:end]; string(key) == "kind" && len(v) > 1 && v[0] == '"' {
 					kind = string(v[1 : len(v)-1])
 				}
 				return end, nil
 			})
-			object = line[i : i+n]
+			object = obj[:n]
 			return i + n, err
 		}
 		return skip(line, i), nil
@@ -127,6 +128,27 @@ func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, ne
 	return l, nil
 }
 
+// walkElements calls fn with the index k of each element of the JSON
+// array at b[i], in order, and the index j where it starts, which fn reads
+// or skips, returning the index after it; it stops where fn fails, and
+// returns the index after the array. The array must be valid JSON.
+func walkElements(b []byte, i int, fn func(k, j int) (end int, err error)) (int, error) {
+	j := ws(b, i+1)
+	if b[j] == ']' {
+		return j + 1, nil
+	}
+	for k := 0; ; k++ {
+		end, err := fn(k, j)
+		if err != nil {
+			return 0, err
+		}
+		if j = ws(b, end); b[j] == ']' {
+			return j + 1, nil
+		}
+		j = ws(b, j+1) // past the comma
+	}
+}
+
 // decodeItems decodes the array of items at body[i] into l's Items and
 // returns the index after it. The items slice is the page's, not kept, so
 // it grows as items come, from the size of the page before.
@@ -139,21 +161,17 @@ func decodeItems[T runtime.Object](dec *Decoder, body []byte, i int, l *protodec
 		return 0, fmt.Errorf("items are not an array")
 	}
 	l.Items = make([]T, 0, dec.lastItems)
-	j := ws(body, i+1)
-	if body[j] == ']' {
-		return j + 1, nil
-	}
-	for k := 0; ; k++ {
+	end, err := walkElements(body, i, func(k, j int) (int, error) {
 		obj := newT()
 		end, err := dec.decode(*(*unsafe.Pointer)(unsafe.Pointer(&obj)), body, j)
 		if err != nil {
 			return 0, fmt.Errorf("item %d: %w", k, err)
 		}
 		l.Items = append(l.Items, obj)
-		if j = ws(body, end); body[j] == ']' {
-			dec.lastItems = len(l.Items)
-			return j + 1, nil
-		}
-		j = ws(body, j+1) // past the comma
+		return end, nil
+	})
+	if err == nil {
+		dec.lastItems = len(l.Items)
 	}
+	return end, err
 }

@@ -142,26 +142,21 @@ func (u *Unstructured) items(l *unstructured.UnstructuredList, b []byte, i int) 
 	}
 	items := make([]unstructured.Unstructured, 0, u.lastItems)
 	itemPlace := u.root.valuePlace("items", u.d.sh.On()).elemPlace(u.d.sh.On())
-	j := ws(b, i+1)
-	end := j + 1
-	if b[j] != ']' {
-		for k := 0; ; k++ {
-			m, e, err := u.object(itemPlace, b, j, false)
-			if err != nil {
-				return 0, fmt.Errorf("item %d: %w", k, err)
-			}
-			items = append(items, unstructured.Unstructured{Object: m})
-			if j = ws(b, e); b[j] == ']' {
-				end = j + 1
-				break
-			}
-			j = ws(b, j+1) // past the comma
+	end, err := walkElements(b, i, func(k, j int) (int, error) {
+		m, end, err := u.object(itemPlace, b, j, false)
+		if err != nil {
+			return 0, fmt.Errorf("item %d: %w", k, err)
 		}
+		items = append(items, unstructured.Unstructured{Object: m})
+		return end, nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	u.lastItems = len(items)
-	l.Items = items[:len(items):len(items)]
 	if cap(items) > len(items) {
-		l.Items = append([]unstructured.Unstructured(nil), items...)
+		items = append(make([]unstructured.Unstructured, 0, len(items)), items...)
 	}
+	l.Items = items
 	return end, nil
 }

@@ -81,8 +81,12 @@ func checkUnstructured(t *testing.T, u *Unstructured, b []byte) {
 
 // Lists decode in one pass whatever the order of their members: items
 // before the list's kind, null or empty items, items met twice, an object
-// whose "items" comes late, each as client-go decodes it.
+// whose "items" comes late, each as client-go decodes it, by a new decoder
+// and by one that decoded a longer list before.
 func TestUnstructuredListShapes(t *testing.T) {
+	used := NewUnstructured(true)
+	_, err := used.Decode([]byte(`{"kind":"WidgetList","apiVersion":"v1","items":[{"kind":"W"},{"kind":"W"},{"kind":"W"}]}`))
+	require.NoError(t, err)
 	for name, b := range map[string]string{
 		"items first":       `{"items":[{"metadata":{"name":"a"}},{"kind":"Own","metadata":{"name":"b"}}],"kind":"WidgetList","apiVersion":"example.com/v1"}`,
 		"items null":        `{"kind":"WidgetList","apiVersion":"example.com/v1","items":null}`,
@@ -97,6 +101,9 @@ func TestUnstructuredListShapes(t *testing.T) {
 		"list of no kind":   `{"items":[{"kind":"W"}]}`,
 		"escaped items key": `{"kind":"WidgetList","apiVersion":"v1","\u0069tems":[{"kind":"W"}]}`,
 	} {
-		t.Run(name, func(t *testing.T) { checkUnstructured(t, NewUnstructured(true), []byte(b)) })
+		t.Run(name, func(t *testing.T) {
+			checkUnstructured(t, NewUnstructured(true), []byte(b))
+			checkUnstructured(t, used, []byte(b))
+		})
 	}
 }
