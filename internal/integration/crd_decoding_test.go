@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -86,41 +87,14 @@ func TestCustomResourcesCachedAsClientGoCaches(t *testing.T) {
 	// fail the comparison).
 	compare := func(stage string, count int) {
 		t.Helper()
-		var why string
-		same := func() bool {
+		waitSame(t, stage, func() string {
 			theirs, theirsU := theirTyped.GetStore().List(), theirUntyped.GetStore().List()
 			if len(theirs) != count || len(theirsU) != count {
-				why = fmt.Sprintf("client-go holds %d typed and %d unstructured objects", len(theirs), len(theirsU))
-				return false
+				return fmt.Sprintf("client-go holds %d typed and %d unstructured objects", len(theirs), len(theirsU))
 			}
-			if !sameVersions(typed.Lister().List(labels.Everything()), theirs) ||
-				!sameVersions(untyped.Lister().List(labels.Everything()), theirsU) {
-				why = "the caches hold other versions"
-				return false
-			}
-			for _, o := range theirs {
-				want := o.(*Gadget)
-				got, err := typed.Lister().Namespace(ns).Get(want.Name)
-				if err != nil || !reflect.DeepEqual(want, got) {
-					why = fmt.Sprintf("typed %s (%v):\nclient-go: %#v\nours: %#v", want.Name, err, want, got)
-					return false
-				}
-			}
-			for _, o := range theirsU {
-				want := o.(*unstructured.Unstructured)
-				got, err := untyped.Lister().Namespace(ns).Get(want.GetName())
-				if err != nil || !reflect.DeepEqual(want, got) {
-					why = fmt.Sprintf("unstructured %s (%v):\nclient-go: %v\nours: %v", want.GetName(), err, want, got)
-					return false
-				}
-			}
-			return true
-		}
-		for deadline := time.Now().Add(time.Minute); !same(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: the caches differ after a minute: %s", stage, why)
-			}
-		}
+			return cmp.Or(differsFromClientGo("typed", typed.Lister().List(labels.Everything()), typed.Lister().Namespace(ns).Get, theirs),
+				differsFromClientGo("unstructured", untyped.Lister().List(labels.Everything()), untyped.Lister().Namespace(ns).Get, theirsU))
+		})
 	}
 	compare("initial sync", 40)
 
@@ -133,6 +107,38 @@ func TestCustomResourcesCachedAsClientGoCaches(t *testing.T) {
 	}
 	require.NoError(t, resource.Delete(ctx, "g-39", metav1.DeleteOptions{}))
 	compare("after updates", 39)
+}
+
+// waitSame polls diff, which says why two caches differ, until it says
+// nothing, and fails the test after a minute with its last reason.
+func waitSame(t *testing.T, stage string, diff func() string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		why := diff()
+		if why == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the caches differ after a minute: %s", stage, why)
+		}
+	}
+}
+
+// differsFromClientGo says why ours, read through list and get, differs
+// from theirs, one snapshot of client-go's store of the same objects:
+// other versions, or an object not equal; "" where they are the same.
+func differsFromClientGo[T metav1.Object](what string, list []T, get func(string) (T, error), theirs []any) string {
+	if !sameVersions(list, theirs) {
+		return what + ": the caches hold other versions"
+	}
+	for _, o := range theirs {
+		want := o.(T)
+		got, err := get(want.GetName())
+		if err != nil || !reflect.DeepEqual(want, got) {
+			return fmt.Sprintf("%s %s (%v):\nclient-go: %#v\nours: %#v", what, want.GetName(), err, want, got)
+		}
+	}
+	return ""
 }
 
 // sameVersions reports whether ours and theirs hold the same objects at
