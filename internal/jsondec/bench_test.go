@@ -117,3 +117,35 @@ func BenchmarkDecodeList(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkValid checks a list page of 500 widgets, as every list body
+// is checked before it is decoded.
+func BenchmarkValid(b *testing.B) {
+	page := benchPage(500, 0)
+	b.SetBytes(int64(len(page)))
+	for b.Loop() {
+		if !Valid(page) {
+			b.Fatal("invalid")
+		}
+	}
+}
+
+// BenchmarkEvent checks a watch event of one widget and finds its type,
+// object and kind, as every JSON watch event is read before its object
+// is decoded.
+func BenchmarkEvent(b *testing.B) {
+	page := benchPage(1, 0)
+	var l struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(page, &l); err != nil {
+		b.Fatal(err)
+	}
+	line := []byte(`{"type":"ADDED","object":` + string(l.Items[0]) + `}`)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		if _, _, kind, ok := Event(line); !ok || kind != "Widget" {
+			b.Fatal("not a widget event")
+		}
+	}
+}

@@ -21,38 +21,56 @@ func Members(b []byte, fn func(key, value []byte) error) error {
 	return err
 }
 
-// Event returns the type and the object of the JSON watch event line, and
-// the object's kind as it is spelled, reading the event once, the object's
-// members but skipped; line must be valid JSON (Valid). Where a member
+// Event validates the JSON watch event line and returns its type and
+// object and the object's kind as it is spelled, reading the event once;
+// ok is false if line is not valid JSON (Valid), and type and object
+// are nil where line is not an object or lacks them. Where a member
 // appears twice the last counts, as encoding/json reads it.
-func Event(line []byte) (typ, object []byte, kind string, err error) {
-	_, err = walkMembers(line, func(key []byte, i int) (int, error) {
-		switch string(key) {
-		case "type":
-			end := skip(line, i)
-			typ = line[i:end]
-			return end, nil
-		case "object":
-			kind = ""
-			if line[i] != '{' {
-				end := skip(line, i)
-				object = line[i:end]
-				return end, nil
-			}
-			obj := line[i:]
-			n, err := walkMembers(obj, func(key []byte, j int) (int, error) {
-				end := skip(obj, j)
-				if v := obj[j:end]; string(key) == "kind" && len(v) > 1 && v[0] == '"' {
-					kind = string(v[1 : len(v)-1])
-				}
-				return end, nil
-			})
-			object = obj[:n]
-			return i + n, err
+func Event(line []byte) (typ, object []byte, kind string, ok bool) {
+	var ev eventParts
+	if !valid(line, &ev) {
+		return nil, nil, "", false
+	}
+	return ev.typ, ev.object, string(ev.kind), true
+}
+
+// eventParts records the parts of a watch event as Valid reads it: the
+// members of the event (depth 1) and those of its object (depth 2).
+type eventParts struct {
+	key         []byte // the event's member being read
+	start       int    // where its value starts
+	objKey      []byte // the object's member being read, if key is "object"
+	objStart    int
+	typ, object []byte
+	kind        []byte
+}
+
+// member records the member whose key starts at b[k] and whose value
+// starts at b[v], in the arrays and objects open.
+func (ev *eventParts) member(b []byte, k, v int, open []byte) {
+	switch {
+	case len(open) == 1:
+		ev.key, _ = readString(b, k)
+		ev.start = v
+		if string(ev.key) == "object" {
+			ev.kind = nil
 		}
-		return skip(line, i), nil
-	})
-	return typ, object, kind, err
+	case len(open) == 2 && open[1] == '{' && string(ev.key) == "object":
+		ev.objKey, _ = readString(b, k)
+		ev.objStart = v
+	}
+}
+
+// ended records the value that ends before b[end], at depth.
+func (ev *eventParts) ended(b []byte, end, depth int) {
+	switch {
+	case depth == 1 && string(ev.key) == "type":
+		ev.typ = b[ev.start:end]
+	case depth == 1 && string(ev.key) == "object":
+		ev.object = b[ev.start:end]
+	case depth == 2 && string(ev.key) == "object" && string(ev.objKey) == "kind" && b[ev.objStart] == '"':
+		ev.kind = b[ev.objStart+1 : end-1]
+	}
 }
 
 // walkMembers calls fn with the key of each member of the JSON object b,

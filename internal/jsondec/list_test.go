@@ -1,6 +1,7 @@
 package jsondec
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -99,12 +100,69 @@ func TestEvent(t *testing.T) {
 		{`{"type":"ADDED","object":"text"}`, `"ADDED"`, `"text"`, ""},
 		{`{"type":"BOOKMARK","extra":[1,{"a":"}"}],"object":{}}`, `"BOOKMARK"`, `{}`, ""},
 	} {
-		typ, object, kind, err := Event([]byte(tc.line))
-		require.NoError(t, err, tc.line)
+		typ, object, kind, valid := Event([]byte(tc.line))
+		require.True(t, valid, tc.line)
 		assert.Equal(t, tc.typ, string(typ), tc.line)
 		assert.Equal(t, tc.object, string(object), tc.line)
 		assert.Equal(t, tc.kind, kind, tc.line)
 	}
-	_, _, _, err := Event([]byte(`[1]`))
-	assert.Error(t, err)
+	for _, line := range []string{`[1]`, `"text"`, `{}`} {
+		typ, object, _, valid := Event([]byte(line))
+		assert.True(t, valid, line)
+		assert.Nil(t, typ, line)
+		assert.Nil(t, object, line)
+	}
+	for _, line := range []string{`{"type":"ADDED","object":{"kind":"A"}`, `{"type":"ADDED","object":{"kind":"A"}}}`, `{"type":"ADDED" "object":{}}`, ``} {
+		_, _, _, valid := Event([]byte(line))
+		assert.False(t, valid, line)
+	}
+}
+
+// Event reads the type, the object and the object's kind where
+// encoding/json reads them, whatever the bytes.
+func FuzzEvent(f *testing.F) {
+	for _, c := range []string{
+		`{"type":"ADDED","object":{"kind":"Widget","metadata":{"name":"a"}}}`,
+		`{"object":{"metadata":{"kind":"no"},"kind":"Status"} , "type":"ERROR"}`,
+		`{"type":"ADDED","object":{"kind":"A","kind":5}}`,
+		`{"type":"BOOKMARK","extra":[1,{"a":"}"}],"object":{}}`,
+		`{"typ\u0065":"ADDED","object":[{"kind":"A"}]}`,
+		`[{"type":"ADDED"}]`,
+	} {
+		f.Add([]byte(c))
+	}
+	f.Add([]byte(`{"type":"MODIFIED","object":` + repeatingWidget + `}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		typ, object, kind, ok := Event(line)
+		require.Equal(t, json.Valid(line), ok, "%q", line)
+		var env map[string]json.RawMessage
+		if !ok || json.Unmarshal(line, &env) != nil {
+			assert.Nil(t, typ)
+			assert.Nil(t, object)
+			return
+		}
+		assert.Equal(t, []byte(env["type"]), typ, "type of %q", line)
+		assert.Equal(t, []byte(env["object"]), object, "object of %q", line)
+		assert.Equal(t, lastStringKind(t, env["object"]), kind, "kind of %q", line)
+	})
+}
+
+// lastStringKind returns the last member "kind" of the JSON object raw
+// that is a string, as it is spelled, or "".
+func lastStringKind(t *testing.T, raw []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	kind := ""
+	for dec.More() {
+		key, err := dec.Token()
+		require.NoError(t, err)
+		var v json.RawMessage
+		require.NoError(t, dec.Decode(&v))
+		if key == "kind" && v[0] == '"' {
+			kind = string(v[1 : len(v)-1])
+		}
+	}
+	return kind
 }

@@ -8,7 +8,11 @@ const maxNesting = 10000
 // as json.Valid does, including its limit on nesting; invalid UTF-8 in
 // strings is valid, as there. It reads b in one pass, several times faster
 // than encoding/json's scanner.
-func Valid(b []byte) bool {
+func Valid(b []byte) bool { return valid(b, nil) }
+
+// valid is Valid, telling ev, if not nil, of the members of the object b
+// and of its member "object".
+func valid(b []byte, ev *eventParts) bool {
 	var first [64]byte
 	open := first[:0] // the arrays and objects around i: '[' or '{'
 	i := ws(b, 0)
@@ -28,8 +32,12 @@ func Valid(b []byte) bool {
 			}
 			open = append(open, c)
 			if c == '{' {
+				k := i
 				if i = member(b, i); i < 0 {
 					return false
+				}
+				if ev != nil {
+					ev.member(b, k, i, open)
 				}
 			}
 			continue
@@ -57,6 +65,9 @@ func Valid(b []byte) bool {
 		// A value ends before b[i]: what follows closes or continues
 		// the arrays and objects it is in.
 		for {
+			if ev != nil {
+				ev.ended(b, i, len(open))
+			}
 			i = ws(b, i)
 			if len(open) == 0 {
 				return i == len(b)
@@ -74,8 +85,12 @@ func Valid(b []byte) bool {
 				return false
 			}
 			if i = ws(b, i+1); top == '{' {
+				k := i
 				if i = member(b, i); i < 0 {
 					return false
+				}
+				if ev != nil {
+					ev.member(b, k, i, open)
 				}
 			}
 			break

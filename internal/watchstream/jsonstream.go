@@ -89,11 +89,11 @@ func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
 
 // decodeJSON decodes one JSON event.
 func (w *protobufWatch[T]) decodeJSON(line []byte) (watch.Event, error) {
-	if !jsondec.Valid(line) {
+	typ, raw, kind, valid := jsondec.Event(line)
+	if !valid {
 		return watch.Event{}, fmt.Errorf("watch event is not valid JSON: %w", json.Unmarshal(line, new(any)))
 	}
-	typ, raw, kind, err := jsondec.Event(line)
-	if err != nil || len(typ) < 2 || typ[0] != '"' || len(raw) == 0 {
+	if len(typ) < 2 || typ[0] != '"' || len(raw) == 0 {
 		return watch.Event{}, fmt.Errorf("malformed watch event %.100q", line)
 	}
 	evType, err := eventType(typ[1 : len(typ)-1])
