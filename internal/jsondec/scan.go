@@ -1,7 +1,6 @@
 package jsondec
 
 import (
-	"encoding/binary"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -30,41 +29,30 @@ func ws(b []byte, i int) int {
 // quote at b[i], and whether it is plain: no escapes, only ASCII.
 func stringEnd(b []byte, i int) (end int, plain bool) {
 	plain = true
-	j := i + 1
-	for {
-		// Eight bytes at a time while none is a quote, a backslash or
-		// not ASCII.
-		for j+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[j:])) {
-			j += 8
+	for j := i + 1; j < len(b); j++ {
+		c := b[j]
+		if asciiPlain[c] {
+			continue
 		}
-		if j >= len(b) {
-			return len(b), plain
-		}
-		switch c := b[j]; {
-		case c == '"':
+		switch c {
+		case '"':
 			return j + 1, plain
-		case c == '\\':
-			plain = false
+		case '\\':
 			j++
-		case c >= utf8.RuneSelf:
-			plain = false
 		}
-		j++
+		plain = false
 	}
+	return len(b), plain
 }
 
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// special reports whether one of the eight bytes of w is a quote, a
-// backslash or not ASCII.
-func special(w uint64) bool {
-	q := w ^ ('"' * ones)
-	bs := w ^ ('\\' * ones)
-	return ((q-ones)&^q|(bs-ones)&^bs|w)&highs != 0
-}
+// asciiPlain marks the bytes a plain string holds: ASCII, not a quote or
+// a backslash.
+var asciiPlain = func() (t [256]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // readString returns the content of the string that starts at b[i],
 // unquoted, and the index after it.
