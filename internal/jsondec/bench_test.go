@@ -3,9 +3,11 @@ package jsondec
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	sigsjson "sigs.k8s.io/json"
+
+	bf "github.com/kubetyped/informers/internal/benchfixtures"
 )
 
 // benchPage returns a list page of n widgets as an operator's custom
@@ -130,22 +134,189 @@ func BenchmarkValid(b *testing.B) {
 	}
 }
 
-// BenchmarkEvent checks a watch event of one widget and finds its type,
-// object and kind, as every JSON watch event is read before its object
-// is decoded.
+// BenchmarkEvent checks a watch event of an application with its managed
+// fields (internal/benchfixtures, 5.5 KB) and finds its type, object and
+// kind, as every JSON watch event is read before its object is decoded.
 func BenchmarkEvent(b *testing.B) {
-	page := benchPage(1, 0)
-	var l struct {
-		Items []json.RawMessage `json:"items"`
-	}
-	if err := json.Unmarshal(page, &l); err != nil {
+	obj, err := json.Marshal(bf.NewApplication(1, 1))
+	if err != nil {
 		b.Fatal(err)
 	}
-	line := []byte(`{"type":"ADDED","object":` + string(l.Items[0]) + `}`)
+	line := []byte(`{"type":"ADDED","object":` + string(obj) + `}`)
 	b.SetBytes(int64(len(line)))
 	for b.Loop() {
-		if _, _, kind, ok := Event(line); !ok || kind != "Widget" {
-			b.Fatal("not a widget event")
+		if _, _, kind, ok := Event(line); !ok || kind != "Application" {
+			b.Fatal("not an application's event")
 		}
 	}
+}
+
+// BenchmarkApplicationBytes decodes 20 000 applications of
+// internal/benchfixtures without managed fields (3.9 KB of JSON each), as
+// BenchmarkInitialSync fixture=json serves them, typed and unstructured,
+// sharing as informers do, and reports two figures per object: the heap
+// the objects keep (retained-B/obj), and the bytes of the values they
+// are made of (values-B/obj): the exact sizes of the distinct
+// allocations reachable from them, a map at the size of its header and
+// groups of eight slots, before the allocator rounds anything up. The
+// second is the least any cache of these Go values can keep per object,
+// whatever decodes them, short of sharing more than the decoder does.
+func BenchmarkApplicationBytes(b *testing.B) {
+	const n = 20000
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		a := bf.NewApplication(i, 1)
+		a.ManagedFields = nil
+		var err error
+		if bodies[i], err = json.Marshal(a); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, impl := range []struct {
+		name   string
+		decode func() func([]byte) (any, error)
+	}{
+		{"typed", func() func([]byte) (any, error) {
+			dec, err := New(reflect.TypeFor[*bf.Application](), Options{Share: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return func(body []byte) (any, error) {
+				a := &bf.Application{}
+				return a, dec.Decode(unsafe.Pointer(a), body)
+			}
+		}},
+		{"unstructured", func() func([]byte) (any, error) {
+			u := NewUnstructured(true)
+			return func(body []byte) (any, error) { return u.Decode(body) }
+		}},
+	} {
+		b.Run(impl.name, func(b *testing.B) {
+			var retained, values float64
+			for b.Loop() {
+				decode := impl.decode()
+				kept := make([]any, n)
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				for i, body := range bodies {
+					obj, err := decode(body)
+					if err != nil {
+						b.Fatal(err)
+					}
+					kept[i] = obj
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				retained = float64(after.HeapAlloc-before.HeapAlloc) / n
+				values = float64(valueBytes(kept)) / n
+				runtime.KeepAlive(bodies)
+			}
+			b.ReportMetric(retained, "retained-B/obj")
+			b.ReportMetric(values, "values-B/obj")
+		})
+	}
+}
+
+// valueBytes returns the exact size of the distinct allocations reachable
+// from objs: pointed-to values, slices' backing arrays, strings' bytes,
+// maps and the values interfaces box, each counted once however many
+// values share it.
+func valueBytes(objs []any) int {
+	seen := map[uintptr]bool{}
+	size := 0
+	once := func(p uintptr, n int) bool {
+		if p == 0 || n == 0 || seen[p] {
+			return false
+		}
+		seen[p] = true
+		size += n
+		return true
+	}
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() && once(v.Pointer(), int(v.Type().Elem().Size())) {
+				walk(v.Elem())
+			}
+		case reflect.Interface:
+			if v.IsNil() {
+				return
+			}
+			e := v.Elem()
+			if boxed(e) {
+				iface := v.Interface()
+				once(uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&iface))[1]), int(e.Type().Size()))
+			}
+			walk(e)
+		case reflect.Struct:
+			for i := range v.NumField() {
+				walk(v.Field(i))
+			}
+		case reflect.Array:
+			for i := range v.Len() {
+				walk(v.Index(i))
+			}
+		case reflect.Slice:
+			if !v.IsNil() && once(v.Pointer(), v.Cap()*int(v.Type().Elem().Size())) {
+				for i := range v.Len() {
+					walk(v.Index(i))
+				}
+			}
+		case reflect.String:
+			s := v.String()
+			once(uintptr(unsafe.Pointer(unsafe.StringData(s))), len(s))
+		case reflect.Map:
+			if v.IsNil() || !once(v.Pointer(), mapBytes(v)) {
+				return
+			}
+			for it := v.MapRange(); it.Next(); {
+				walk(it.Key())
+				walk(it.Value())
+			}
+		}
+	}
+	for _, obj := range objs {
+		walk(reflect.ValueOf(obj))
+	}
+	return size
+}
+
+// boxed reports whether an interface holding v holds it in an allocation
+// of its own: v is not a pointer or a map, and not a value the runtime
+// keeps one copy of (empty strings, small integers, single bytes).
+func boxed(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Bool, reflect.Int8, reflect.Uint8:
+		return false
+	case reflect.String:
+		return v.Len() > 0
+	case reflect.Int, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int() < 0 || v.Int() >= 256
+	case reflect.Float64:
+		return math.Float64bits(v.Float()) >= 256
+	}
+	return v.Type().Size() > 0
+}
+
+// mapBytes is the size of map m as Go's maps lay it out: a 48-byte
+// header and, once it holds anything, groups of eight slots and a control
+// word, one group up to eight entries, then tables of groups kept at most
+// seven-eighths full.
+func mapBytes(m reflect.Value) int {
+	const header = 48
+	n := m.Len()
+	if n == 0 {
+		return header
+	}
+	group := 8 + 8*int(m.Type().Key().Size()+m.Type().Elem().Size())
+	if n <= 8 {
+		return header + group
+	}
+	slots := 16
+	for slots*7/8 < n {
+		slots *= 2
+	}
+	return header + slots/8*group
 }
