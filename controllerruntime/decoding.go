@@ -135,6 +135,7 @@ func (c *Cache) clearSkipped(t reflect.Type) informers.TransformFunc[client.Obje
 // c's codecs into a list like listObj.
 func (c *Cache) decodedListWatch(request func(*metav1.ListOptions) *rest.Request, dec *protodec.Decoder, kind string,
 	newObject func() client.Object, listObj runtime.Object) *informers.ListWatch[client.Object, informers.List] {
+	bodies := new(protodec.Bodies)
 	return informers.NewListWatch[client.Object](
 		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
 			stream, err := request(&opts).Stream(ctx)
@@ -143,7 +144,7 @@ func (c *Cache) decodedListWatch(request func(*metav1.ListOptions) *rest.Request
 			}
 			defer stream.Close()
 			var l informers.List
-			err = protodec.ReadBody(stream, func(body []byte) error {
+			err = bodies.Read(stream, func(body []byte) error {
 				if protodec.IsProtobuf(body) {
 					l, err = protodec.DecodeList(dec, body, kind+"List", newObject)
 					return err

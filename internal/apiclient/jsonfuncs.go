@@ -41,9 +41,10 @@ func JSONFuncs[T Object](request func(*metav1.ListOptions) *rest.Request, gvr sc
 // *unstructured.Unstructured or an interface it implements), decoded in
 // one pass by dec; what names the resource in errors.
 func UnstructuredFuncs[T Object](request func(*metav1.ListOptions) *rest.Request, dec *jsondec.Unstructured, kind, what string) *Funcs {
+	bodies := new(protodec.Bodies)
 	lw := newFuncs(
 		func(ctx context.Context, opts metav1.ListOptions) (List, error) {
-			return listUnstructured(ctx, request(&opts), dec, what)
+			return listUnstructured(ctx, request(&opts), bodies, dec, what)
 		},
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			opts.Watch = true
@@ -53,16 +54,17 @@ func UnstructuredFuncs[T Object](request func(*metav1.ListOptions) *rest.Request
 	return lw
 }
 
-// listUnstructured sends req, a list request, asking for JSON, and
-// decodes the response with dec; what names the resource in errors.
-func listUnstructured(ctx context.Context, req *rest.Request, dec *jsondec.Unstructured, what string) (List, error) {
+// listUnstructured sends req, a list request, asking for JSON, reads the
+// response with bodies and decodes it with dec; what names the resource
+// in errors.
+func listUnstructured(ctx context.Context, req *rest.Request, bodies *protodec.Bodies, dec *jsondec.Unstructured, what string) (List, error) {
 	stream, err := req.SetHeader("Accept", "application/json").Stream(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer stream.Close()
 	var l List
-	err = protodec.ReadBody(stream, func(body []byte) error {
+	err = bodies.Read(stream, func(body []byte) error {
 		l, err = decodeUnstructuredList(dec, body, what)
 		return err
 	})

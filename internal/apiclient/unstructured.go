@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubetyped/informers/internal/jsondec"
+	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
@@ -17,6 +18,7 @@ import (
 // UnstructuredJSONScheme decodes them, sharing keys and repeated values.
 // T is *unstructured.Unstructured.
 func unstructuredDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns string, dec *jsondec.Unstructured) *Funcs {
+	bodies := new(protodec.Bodies)
 	list := func(ctx context.Context, opts metav1.ListOptions) (List, error) {
 		res, err := a.resource(ctx, gvr, "")
 		if err != nil {
@@ -24,7 +26,7 @@ func unstructuredDecoded[T Object](a *Client, gvr schema.GroupVersionResource, n
 		}
 		req := a.rest.Get().AbsPath(pathOf(gvr.GroupVersion(), res, ns)...).
 			SpecificallyVersionedParams(&opts, paramCodec, schema.GroupVersion{Version: "v1"})
-		l, err := listUnstructured(ctx, req, dec, ResourceName(gvr))
+		l, err := listUnstructured(ctx, req, bodies, dec, ResourceName(gvr))
 		a.forgetOnNotFound(gvr.GroupVersion(), err)
 		return l, err
 	}

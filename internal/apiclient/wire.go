@@ -116,6 +116,8 @@ type wireDecoders[T Object] struct {
 	json func() (*jsondec.Decoder, error)
 	// codecs decode what the decoders above leave.
 	codecs serializer.CodecFactory
+	// bodies reads the pages of lists.
+	bodies protodec.Bodies
 }
 
 // newWireDecoders returns the decoders of an informer of a's objects of
@@ -150,7 +152,7 @@ func (d *wireDecoders[T]) list(ctx context.Context, req *rest.Request) (List, er
 	}
 	defer body.Close()
 	var l List
-	err = protodec.ReadBody(body, func(b []byte) error {
+	err = d.bodies.Read(body, func(b []byte) error {
 		l, err = d.decodeList(b, contentType)
 		return err
 	})
