@@ -11,16 +11,6 @@ import (
 	"github.com/kubetyped/informers/internal/protodec"
 )
 
-// Members calls fn with the key and the value of each member of the JSON
-// object b, in order, until fn fails. b must be a valid JSON object.
-func Members(b []byte, fn func(key, value []byte) error) error {
-	_, err := walkMembers(b, func(key []byte, i int) (int, error) {
-		end := skip(b, i)
-		return end, fn(key, b[i:end])
-	})
-	return err
-}
-
 // Event validates the JSON watch event line and returns its type and
 // object and the object's kind as it is spelled, reading the event once;
 // ok is false if line is not valid JSON (Valid), and type and object
@@ -76,8 +66,7 @@ func (ev *eventParts) ended(b []byte, end, depth int) {
 // walkMembers calls fn with the key of each member of the JSON object b,
 // in order, and the index of its value, which fn reads or skips, returning
 // the index after it; it stops where fn fails. b must be a valid JSON
-// object, and it returns the index after the object. Unlike Members, it
-// lets a caller decode a value where it lies instead of skipping it first.
+// object, and it returns the index after the object.
 func walkMembers(b []byte, fn func(key []byte, i int) (end int, err error)) (int, error) {
 	i := ws(b, 0)
 	if i >= len(b) || b[i] != '{' {
