@@ -167,7 +167,9 @@ func (r *Registration[T]) HasSynced() bool { return r.listener.HasSynced() }
 // Synced is closed once HasSynced turns true.
 func (r *Registration[T]) Synced() <-chan struct{} { return r.listener.Synced() }
 
-// WaitForSync waits until HasSynced or ctx ends.
+// WaitForSync waits until HasSynced or ctx ends. Once the handler is
+// removed or has overflowed it returns at once, ErrStopped or a
+// *HandlerOverflowError, even while a call to it is still in progress.
 func (r *Registration[T]) WaitForSync(ctx context.Context) error {
 	if err := r.inf.WaitForSync(ctx); err != nil {
 		return err
@@ -175,7 +177,7 @@ func (r *Registration[T]) WaitForSync(ctx context.Context) error {
 	select {
 	case <-r.listener.Synced():
 		return nil
-	case <-r.listener.Done():
+	case <-r.listener.Stopping(): // a call in progress cannot sync it
 		if r.listener.HasSynced() {
 			return nil
 		}

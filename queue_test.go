@@ -226,6 +226,25 @@ func TestWaitForSyncOfRemovedHandler(t *testing.T) {
 	require.NoError(t, err)
 	reg.Remove()
 	require.ErrorIs(t, waitFailsPromptly(t, reg.WaitForSync), informers.ErrStopped)
+
+	// Removed while its handler is in a call that does not return: the
+	// wait still ends at once, as nothing more will be delivered.
+	entered, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	var once sync.Once
+	reg, err = inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) {
+		once.Do(func() { close(entered) })
+		<-release
+	}})
+	require.NoError(t, err)
+	<-entered
+	reg.Remove()
+	require.ErrorIs(t, waitFailsPromptly(t, reg.WaitForSync), informers.ErrStopped)
+	select {
+	case <-reg.Done():
+		t.Fatal("done while the call runs")
+	default:
+	}
 }
 
 // TestReadyCheck follows an informer through a 403, recovery and its

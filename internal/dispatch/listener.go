@@ -96,6 +96,7 @@ type Listener[T any] struct {
 	_         [64]byte
 
 	wake     chan struct{}
+	stopping chan struct{} // closed by Stop
 	done     chan struct{}
 	doneOnce sync.Once
 	started  atomic.Bool
@@ -137,10 +138,11 @@ func New[T any](cfg Config[T]) *Listener[T] {
 		cfg.Clock = clock.RealClock{}
 	}
 	l := &Listener[T]{
-		cfg:    cfg,
-		wake:   make(chan struct{}, 1),
-		done:   make(chan struct{}),
-		synced: make(chan struct{}),
+		cfg:      cfg,
+		wake:     make(chan struct{}, 1),
+		stopping: make(chan struct{}),
+		done:     make(chan struct{}),
+		synced:   make(chan struct{}),
 	}
 	if l.cfg.KeyOf != nil {
 		l.index = make(map[types.NamespacedName]int)
@@ -264,6 +266,7 @@ func (l *Listener[T]) stopLocked() bool {
 		return false
 	}
 	l.closed = true
+	close(l.stopping)
 	if !l.started.Load() {
 		// Run never started, and will not deliver if it does.
 		l.doneOnce.Do(func() { close(l.done) })
@@ -297,6 +300,10 @@ func (l *Listener[T]) Overflowed() bool { return l.state.Load()&stateOverflowed 
 
 // Stopped reports whether Stop was called.
 func (l *Listener[T]) Stopped() bool { return l.state.Load()&stateStopped != 0 }
+
+// Stopping is closed once Stop is called: from then on HasSynced does not
+// change, while a call in progress may still run (see Done).
+func (l *Listener[T]) Stopping() <-chan struct{} { return l.stopping }
 
 // InCall reports whether a call of the handler is in progress.
 func (l *Listener[T]) InCall() bool { return l.state.Load()&stateInCall != 0 }
@@ -369,15 +376,16 @@ func (l *Listener[T]) deliverBatch(ending <-chan struct{}, batch []Notification[
 			l.Stop()
 		default:
 		}
+		if kind == Synced {
+			l.reachSynced()
+			continue
+		}
 		if !l.enterCall() {
 			l.delivered.Add(int64(live(batch[i:])))
 			return false
 		}
 		l.call(batch[i])
 		l.state.And(^stateInCall)
-		if !kind.regular() {
-			continue
-		}
 		l.delivered.Add(1)
 		if l.cfg.Observe != nil {
 			// One clock read per call: each call ends where the next
@@ -463,14 +471,18 @@ func (l *Listener[T]) recycle(batch []Notification[T]) {
 	l.spare = batch[:0]
 }
 
+// reachSynced marks the initial state delivered, unless Stop came first:
+// once Stop has returned, whether the listener synced is settled.
+func (l *Listener[T]) reachSynced() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed && !l.HasSynced() {
+		close(l.synced)
+	}
+}
+
 // call delivers n, recovering a panic of the handler.
 func (l *Listener[T]) call(n Notification[T]) {
-	if n.Kind == Synced {
-		if !l.HasSynced() {
-			close(l.synced)
-		}
-		return
-	}
 	defer func() {
 		if r := recover(); r != nil {
 			l.cfg.OnPanic(n, r, debug.Stack())

@@ -122,6 +122,36 @@ func TestStopDropsQueueAndEnds(t *testing.T) {
 	assert.Zero(t, l.Backlog())
 }
 
+// Stop during a call settles the sync at once: Stopping closes while the
+// call still runs, and the marker queued behind it is never reached.
+func TestStopSettlesSyncDuringCall(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	l := New(Config[int]{Deliver: func(Notification[int]) {
+		close(entered)
+		<-release
+	}})
+	run(t, l)
+	l.Push(Notification[int]{Kind: Add, New: 1})
+	l.Push(Notification[int]{Kind: Synced})
+	<-entered
+	select {
+	case <-l.Stopping():
+		t.Fatal("stopping before Stop")
+	default:
+	}
+	l.Stop()
+	select {
+	case <-l.Stopping():
+	default:
+		t.Fatal("Stop returned and Stopping is open")
+	}
+	assert.True(t, l.InCall())
+	assert.False(t, l.HasSynced())
+	close(release)
+	<-l.Done()
+	assert.False(t, l.HasSynced(), "the marker behind the call was reached after Stop")
+}
+
 func TestStopBeforeRun(t *testing.T) {
 	l := New(Config[int]{Deliver: func(Notification[int]) { t.Error("delivered") }})
 	l.Push(Notification[int]{Kind: Add})
