@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/semaphore"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -50,6 +51,9 @@ type config[T Object] struct {
 	staleness       *StalenessOptions
 	listLimiter     reflector.Limiter // a Factory's bound on concurrent lists
 	noWatchList     bool              // list, then watch, never a watch-list
+	// tweak edits every request last but for the list-watch's own tweak:
+	// a Factory's FactoryOptions.Tweak.
+	tweak func(*metav1.ListOptions)
 }
 
 // resolveConfig resolves o, with the zero fields of its tuning taken from
@@ -80,6 +84,7 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 		metrics:         cmp.Or(o.Metrics, f.Metrics),
 		staleness:       cmp.Or(o.Staleness, f.Staleness),
 		namespaceMode:   cmp.Or(o.NamespaceMode, f.NamespaceMode),
+		tweak:           f.Tweak,
 	}
 	if c.onError == nil {
 		c.onError = f.OnError
@@ -139,15 +144,24 @@ const minWatchTimeout = 5 * time.Minute
 
 // viaFactory completes c for an informer that a Factory makes over list
 // and watch functions of its own: its namespace is the factory's, lists
-// holds its lists to the factory's bound (nil: none), and it interns only
-// when decoded is false, since the library's decoder shares equal parts
-// already.
-func (c config[T]) viaFactory(decoded bool, lists *semaphore.Weighted) config[T] {
-	c.intern = c.intern && !decoded
+// holds its lists to the factory's bound (nil: none), and an informer that
+// watches its namespaces one by one shares one decoder among them.
+func (c config[T]) viaFactory(lists *semaphore.Weighted) config[T] {
 	c.namespaceKnown = true
 	if lists != nil {
 		c.listLimiter = lists
 	}
+	if c.filter.namespaces != nil {
+		c.decoding.Shared = new(apiclient.Decoders)
+	}
+	return c
+}
+
+// decodedBy completes c for list-watch functions that decode with the
+// library's decoder (decoded) or not: the decoder shares equal parts
+// already, so the informer interns only what it did not decode.
+func (c config[T]) decodedBy(decoded bool) config[T] {
+	c.intern = c.intern && !decoded
 	return c
 }
 

@@ -1,90 +1,91 @@
 package informers
 
 import (
-	"fmt"
-	"strings"
-
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"context"
 )
 
-// ConsistencyError says that a cache, or a handler, does not show a write
-// yet: the wait for it ended first. Requeue the key; the next attempt
-// usually finds the cache caught up.
-type ConsistencyError struct {
-	Resource string
-	// Handler names the handler waited for, if it was a registration.
-	Handler string
-	// Key is the key the writes were recorded under, for a Tracker.
-	Key types.NamespacedName
-	// Object is the object written, for a Tracker.
-	Object types.NamespacedName
-	// Written is the version written; "" for a delete.
-	Written string
-	// Deleted says the object was deleted, or written out of the
-	// informer's scope, and the cache still holds it.
-	Deleted bool
-	// Cached is the version the cache was at.
-	Cached string
-	// Err is why the wait ended: the context's error, or ErrStopped.
-	Err error
+// WaitForVersion waits until the cache has applied every event of its
+// resource up to resource version rv, as returned by a write: a lister
+// read after it sees that write, or a later state. Versions are those of
+// one resource; they compare as KEP-5504 says. Bookmarks count, so an
+// informer whose selectors exclude the object written gets there too, at
+// the latest with the bookmark the API server sends every minute; a
+// Tracker decides from the informer's selectors not to wait for those.
+//
+// It waits for the cache to sync first. It returns a *VersionError at once
+// if rv, or the cache's version, cannot be compared, a *ConsistencyError if
+// ctx ends or the informer stops first, and the error of WaitForSync if
+// the cache does not sync.
+func (i *SharedInformer[T]) WaitForVersion(ctx context.Context, rv string) error {
+	if i.failed != nil {
+		return i.failed
+	}
+	if _, err := compareVersions(rv, rv); err != nil {
+		return &VersionError{Resource: i.cfg.desc, Version: rv, Err: err}
+	}
+	if err := i.WaitForSync(ctx); err != nil {
+		return err
+	}
+	for {
+		changed := i.scope.moved()
+		have := i.scope.progress("")
+		reached, err := i.reached(have, rv)
+		if err != nil || reached {
+			return err
+		}
+		select {
+		case <-changed:
+		case <-i.stopped:
+			return &ConsistencyError{Resource: i.cfg.desc, Written: rv, Cached: have, Err: ErrStopped}
+		case <-ctx.Done():
+			return &ConsistencyError{Resource: i.cfg.desc, Written: rv, Cached: have, Err: ctx.Err()}
+		}
+	}
 }
 
-func (e *ConsistencyError) Error() string {
-	var b strings.Builder
-	b.WriteString(message("%s", e.Resource))
-	if e.Handler != "" {
-		fmt.Fprintf(&b, " handler %s", e.Handler)
+// reached reports whether have, the cache's version, is rv or later.
+func (i *SharedInformer[T]) reached(have, rv string) (bool, error) {
+	if beforeAll(have) {
+		have = rv // compared with itself: checks rv alone
+		if _, err := compareVersions(rv, rv); err == nil {
+			return false, nil
+		}
 	}
-	switch {
-	case e.Deleted:
-		fmt.Fprintf(&b, ": cache still holds %s, deleted or moved out of the informer's scope", e.Object)
-	case e.Object != (types.NamespacedName{}):
-		fmt.Fprintf(&b, ": cache does not show the write of %s at version %s yet", e.Object, e.Written)
-	default:
-		fmt.Fprintf(&b, ": version %s not reached yet", e.Written)
+	c, err := compareVersions(have, rv)
+	if err != nil {
+		if _, bad := compareVersions(rv, rv); bad != nil {
+			return false, &VersionError{Resource: i.cfg.desc, Version: rv, Err: err}
+		}
+		return false, &VersionError{Resource: i.cfg.desc, Version: have, Cached: true, Err: err}
 	}
-	if e.Cached != "" {
-		fmt.Fprintf(&b, " (cache at %s)", e.Cached)
-	}
-	if e.Key != (types.NamespacedName{}) && e.Key != e.Object {
-		fmt.Fprintf(&b, ", written for %s", e.Key)
-	}
-	fmt.Fprintf(&b, ": %v", e.Err)
-	return b.String()
+	return c >= 0, nil
 }
 
-func (e *ConsistencyError) Unwrap() error { return e.Err }
-
-// VersionError says that a resource version cannot be compared with
-// another (KEP-5504): it is not a decimal number as servers backed by etcd
-// give, so waiting for a cache to reach it might never end. Waits return it
-// at once.
-type VersionError struct {
-	Resource string
-	// Version is the version that does not compare: the one waited for,
-	// or, with Cached set, the one the cache is at.
-	Version string
-	Cached  bool
-	Err     error
-}
-
-func (e *VersionError) Error() string {
-	whose := "resource version"
-	if e.Cached {
-		whose = "cache's resource version"
+// WaitForVersion waits until the handler has been delivered every event
+// of the informer's resource up to resource version rv: its informer's
+// cache has reached rv (see SharedInformer.WaitForVersion), and the handler
+// has returned from every event queued for it by then. A handler whose
+// queue merges events (MergeByKey) may have been given a later state
+// instead. It fails as the informer's WaitForVersion does, and also if the
+// handler is removed first.
+func (r *Registration[T]) WaitForVersion(ctx context.Context, rv string) error {
+	if err := r.inf.WaitForVersion(ctx, rv); err != nil {
+		return err
 	}
-	return message("%s: %s %q cannot be compared with others (not a version of a server that follows KEP-5504): %v", e.Resource, whose, e.Version, e.Err)
+	// Every event up to rv was queued to the handler, under the store's
+	// lock, before the reflector published rv: a mark queued now comes
+	// after them all.
+	m := r.listener.Mark()
+	select {
+	case <-m.Done():
+		if m.Reached() {
+			return nil
+		}
+		if err := r.Err(); err != nil {
+			return err
+		}
+		return &ConsistencyError{Resource: r.desc, Handler: r.name, Written: rv, Err: ErrStopped}
+	case <-ctx.Done():
+		return &ConsistencyError{Resource: r.desc, Handler: r.name, Written: rv, Err: ctx.Err()}
+	}
 }
-
-func (e *VersionError) Unwrap() error { return e.Err }
-
-// compareVersions compares resource versions a and b as KEP-5504 allows:
-// -1, 0 or 1 as a is older than, the same as or newer than b.
-func compareVersions(a, b string) (int, error) {
-	return resourceversion.CompareResourceVersion(a, b)
-}
-
-// beforeAll reports whether v, a cache's version, comes before every
-// version: a source with no write yet lists at "0".
-func beforeAll(v string) bool { return v == "0" }

@@ -145,7 +145,7 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	namespaces, err := namespaceSource(f, c) // before f.mu: it asks f for an informer
+	namespaces, err := namespacesFor(f, c) // before f.mu: it asks f for an informer
 	if err != nil {
 		return nil, err
 	}
@@ -162,30 +162,29 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if e := f.entries[key]; e != nil {
 		return reuse(e, target, o, c)
 	}
-	if namespaces != nil {
-		c.decoding.Shared = new(apiclient.Decoders) // one decoder for every namespace's list-watch
-	}
+	c = c.viaFactory(f.lists)
 	funcs, err := apiclient.ListWatch[T](f.api, target, c.sel.namespace, c.decoding)
 	if err != nil {
 		return nil, err
 	}
-	lw := NewListWatch[T](funcs.List, funcs.Watch)
-	lw.Tweak, lw.DisableWatchList = f.opts.Tweak, funcs.DisableWatchList || c.noWatchList
-	inf, err := newInformer(lw, c.viaFactory(funcs.Decoded, f.lists))
+	c = c.decodedBy(funcs.Decoded)
+	whole := listWatchOf[T](funcs)
+	refls, err := newReflectors(c, func(ns string) (*ListWatch[T, apiclient.List], error) {
+		if ns == "" {
+			return whole, nil
+		}
+		funcs, err := apiclient.ListWatch[T](f.api, target, ns, c.decoding)
+		if err != nil {
+			return nil, err
+		}
+		return listWatchOf[T](funcs), nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if namespaces != nil {
-		inf.namespaces = newNamespaceScope(c.filter.namespaces, c.sel.namespace, namespaces)
-		inf.newNamespaceRefl = namespaceReflectors(c, func(ns string) (*ListWatch[T, apiclient.List], error) {
-			funcs, err := apiclient.ListWatch[T](f.api, target, ns, c.decoding)
-			if err != nil {
-				return nil, err
-			}
-			lw := NewListWatch[T](funcs.List, funcs.Watch)
-			lw.Tweak, lw.DisableWatchList = f.opts.Tweak, funcs.DisableWatchList || c.noWatchList
-			return lw, nil
-		})
+	inf, err := newInformer(c, refls, newScope(c, namespaces))
+	if err != nil {
+		return nil, err
 	}
 	e := &factoryEntry{inf: inf, goType: reflect.TypeFor[T](), done: make(chan struct{})}
 	if o.Transform != nil {
@@ -196,6 +195,14 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 		f.startLocked(e)
 	}
 	return inf, nil
+}
+
+// listWatchOf returns the ListWatch of a factory's list and watch
+// functions.
+func listWatchOf[T Object](funcs *apiclient.Funcs) *ListWatch[T, apiclient.List] {
+	lw := NewListWatch[T](funcs.List, funcs.Watch)
+	lw.DisableWatchList = funcs.DisableWatchList
+	return lw
 }
 
 // reuse returns the informer of e for a request with options o, resolved
@@ -362,9 +369,9 @@ func factoryDefaultsFor(f FactoryOptions, resource schema.GroupVersionResource) 
 	return f
 }
 
-// namespaceSource returns the factory's Namespace informer, which an
+// namespacesFor returns the factory's Namespace informer, which an
 // informer configured by c follows, or nil if c selects no namespaces.
-func namespaceSource[T Object](f *Factory, c config[T]) (*SharedInformer[*corev1.Namespace], error) {
+func namespacesFor[T Object](f *Factory, c config[T]) (*SharedInformer[*corev1.Namespace], error) {
 	if c.filter.namespaces == nil {
 		return nil, nil
 	}

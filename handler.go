@@ -132,7 +132,8 @@ func WithQueueLimit(n int) HandlerOption {
 type Registration[T Object] struct {
 	name     string
 	limit    int // WithQueueLimit's
-	inf      *SharedInformer[T]
+	desc     string
+	inf      handlerHost[T]
 	listener *dispatch.Listener[T]
 	metrics  HandlerMetrics
 	forget   sync.Once
@@ -140,11 +141,19 @@ type Registration[T Object] struct {
 
 var _ AnyRegistration = (*Registration[Object])(nil)
 
+// handlerHost is what a Registration needs of its informer, a
+// *SharedInformer[T].
+type handlerHost[T Object] interface {
+	WaitForSync(ctx context.Context) error
+	WaitForVersion(ctx context.Context, rv string) error
+	removeHandler(reg *Registration[T])
+}
+
 // Err returns a *HandlerOverflowError once the handler was removed for
 // exceeding its queue limit, and nil otherwise.
 func (r *Registration[T]) Err() error {
 	if r.listener.Overflowed() {
-		return &HandlerOverflowError{Resource: r.inf.cfg.desc, Handler: r.name, Limit: r.limit}
+		return &HandlerOverflowError{Resource: r.desc, Handler: r.name, Limit: r.limit}
 	}
 	return nil
 }
@@ -186,7 +195,7 @@ func (r *Registration[T]) WaitForSync(ctx context.Context) error {
 		}
 		return errorf("%s stopped before it was delivered the initial state: %w", r, ErrStopped)
 	case <-ctx.Done():
-		return errorf("%s handler %s has not been delivered the initial state: %w", r.inf.cfg.desc, r.name, ctx.Err())
+		return errorf("%s handler %s has not been delivered the initial state: %w", r.desc, r.name, ctx.Err())
 	}
 }
 
@@ -212,5 +221,5 @@ func (r *Registration[T]) Done() <-chan struct{} { return r.listener.Done() }
 
 // String names the handler and its informer.
 func (r *Registration[T]) String() string {
-	return fmt.Sprintf("handler %s of %s", r.name, r.inf.cfg.desc)
+	return fmt.Sprintf("handler %s of %s", r.name, r.desc)
 }

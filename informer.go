@@ -1,7 +1,6 @@
 package informers
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -28,34 +26,23 @@ import (
 //
 // A SharedInformer runs once: Run until its context ends.
 type SharedInformer[T Object] struct {
-	failed  error     // why a Factory could not create it; see Err
-	cfg     config[T] // resolved once, by NewInformer or a Factory
-	store   *store.Store[T]
-	reader  *reader[T]
-	writer  *writer[T]
-	newRefl func(reflector.Sink[T], klog.Logger, func(reflector.Op, error), func(reflector.Op), reflector.Observer) runner
-	// newNamespaceRefl makes the reflector of one namespace, for
-	// NamespaceModePerNamespace; nil without Options.NamespaceSelector.
-	newNamespaceRefl func(string, reflector.Sink[T], namespaceReflectorConfig, namespaceCallbacks) (runner, error)
+	failed error     // why a Factory could not create it; see Err
+	cfg    config[T] // resolved once, by NewInformer or a Factory
+	store  *store.Store[T]
+	reader *reader[T]
+	writer *writer[T]
+	refls  *reflectors[T] // nil for an informer that only reports failed
+	// scope is whether the informer caches all its list-watch sees, a
+	// shard of it or the namespaces a label selects: it runs the
+	// reflectors and says what the cache has reached.
+	scope scope[T]
+	// filter is what the informer's selection lets it cache, as far as
+	// the client can tell (see tracker.go).
+	filter selectionFilter
 	// metrics is set by Run when Options.Metrics is.
-	metrics  InformerMetrics
-	runStart atomic.Int64 // when Run began, in Unix nanoseconds
-	// started is the running reflector, read without a lock (by Stats
-	// too, which must not wait for a lock a Metrics implementation could
-	// hold).
-	started atomic.Pointer[runner]
-	shard   *shardState // nil if not sharded
-	// namespaces is the namespace selection; nil without
-	// Options.NamespaceSelector.
-	namespaces *namespaceScope
-	// version is the version the cache is at, as its reflectors publish
-	// it; see WaitForVersion.
-	version *reflector.Version
-	// filter is what the informer can cache; serverVersion asks the server
-	// for its current version (see tracker.go, staleness.go).
-	filter        selectionFilter
-	serverVersion func(context.Context) (string, error)
-	staleness     *stalenessMonitor // nil unless Options.Staleness
+	metrics   InformerMetrics
+	runStart  atomic.Int64      // when Run began, in Unix nanoseconds
+	staleness *stalenessMonitor // nil unless Options.Staleness
 
 	// handlerSeq numbers handlers, for the default names of WithName.
 	handlerSeq atomic.Int64
@@ -95,89 +82,60 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 	if opts.NamespaceSelector != "" {
 		return nil, errorf("NewInformer[%T]: Options.NamespaceSelector is for a Factory, which follows namespaces with its Namespace informer, or NewNamespaceSelectedInformer", *new(T))
 	}
-	resource := opts.Resource
-	if resource.Empty() {
-		if gvr, err := apiclient.GuessResource[T](); err == nil {
-			resource = gvr
-		}
-	}
-	c, err := resolveConfig(opts, FactoryOptions{}, resource, "")
+	c, err := resolveConfig(opts, FactoryOptions{}, guessResource[T](opts.Resource), "")
 	if err != nil {
 		return nil, errorf("NewInformer[%T]: %w", *new(T), err)
 	}
-	return newInformer(lw, c)
+	refls, err := newReflectors(c, func(ns string) (*ListWatch[T, L], error) {
+		if ns != "" {
+			return nil, fmt.Errorf("a ListWatch lists its own namespace only")
+		}
+		return lw, nil
+	})
+	if err != nil {
+		return nil, errorf("NewInformer[%T]: %w", *new(T), err)
+	}
+	return newInformer(c, refls, newScope(c, nil))
 }
 
-// newInformer returns an informer over lw configured by c, the one
-// constructor of NewInformer and a Factory.
-func newInformer[T Object, L List](lw *ListWatch[T, L], c config[T]) (*SharedInformer[T], error) {
-	i := newSharedInformer(c, nil)
-	if c.shard != nil {
-		i.shard = newShardState(*c.shard)
+// guessResource returns resource, or, if it is empty, the resource of
+// T's kind in client-go's scheme, as far as it can tell.
+func guessResource[T Object](resource schema.GroupVersionResource) schema.GroupVersionResource {
+	if resource.Empty() {
+		if gvr, err := apiclient.GuessResource[T](); err == nil {
+			return gvr
+		}
 	}
+	return resource
+}
+
+// newInformer returns an informer configured by c, whose reflectors refls
+// makes and whose scope is sc: the one constructor of NewInformer,
+// NewNamespaceSelectedInformer and a Factory.
+func newInformer[T Object](c config[T], refls *reflectors[T], sc scope[T]) (*SharedInformer[T], error) {
+	i := newSharedInformer(c, nil)
+	i.refls, i.scope = refls, sc
 	for name, fn := range c.indexers {
 		if _, err := i.AddIndex(name, fn); err != nil {
 			return nil, err
 		}
 	}
-	narrowed := *lw
-	narrowed.Tweak = c.sel.narrow(i.shard.narrow(lw.Tweak))
-	i.newRefl = func(sink reflector.Sink[T], log klog.Logger, onErr func(reflector.Op, error), onOK func(reflector.Op), obs reflector.Observer) runner {
-		return newReflector(c, &narrowed, reflector.Config[L]{
-			List:            observeShardLists(i.shard, narrowed.List),
-			WatchList:       !lw.DisableWatchList && i.shard == nil && i.namespaces == nil, // lists tell who filters a shard
-			ResourceVersion: cmp.Or(i.shard.resumeVersion(), i.namespaces.resumeVersion()),
-			OnError:         onErr,
-			OnSuccess:       onOK,
-			Observer:        obs,
-			Logger:          log,
-			Version:         i.version,
-		}, sink)
-	}
-	i.filter = c.filter.known(c.namespaceKnown, lw.Tweak == nil)
-	i.serverVersion = func(ctx context.Context) (string, error) {
-		list, err := lw.List(ctx, metav1.ListOptions{Limit: 1})
-		if err != nil {
-			return "", err
-		}
-		return list.GetResourceVersion(), nil
-	}
+	i.filter = c.filter.known(c.namespaceKnown, !refls.tweaked)
 	i.staleness = newStalenessMonitor(c.staleness)
 	return i, nil
 }
 
-// newReflector returns a reflector over lw, with the tuning of c and what
-// rc sets already: its list function, whether it streams, the version it
-// resumes from, its callbacks and the Version it publishes to.
-func newReflector[T Object, L List](c config[T], lw *ListWatch[T, L], rc reflector.Config[L], sink reflector.Sink[T]) runner {
-	rc.Description = c.desc
-	if rc.List == nil {
-		rc.List = lw.List
+// newScope returns the scope that c asks for: a namespace selection
+// (sharded or not), which follows the Namespace informer namespaces, a
+// shard, or the whole of what the list-watch sees.
+func newScope[T Object](c config[T], namespaces namespaceSource) scope[T] {
+	switch {
+	case c.filter.namespaces != nil:
+		return newNamespaceScope[T](c, namespaces)
+	case c.shard != nil:
+		return newShardScope[T](*c.shard)
 	}
-	rc.Watch = lw.Watch
-	rc.PageSize = c.pageSize
-	rc.Backoff = c.backoff
-	rc.MinWatchTimeout = c.minWatchTimeout
-	rc.NotServedRetry = notServedRetry(c.waitForResource)
-	rc.ListLimiter = c.listLimiter
-	return reflector.New[T, L](rc, sink)
-}
-
-// resourcePoll is how often an informer asks again for a resource the
-// server does not serve (a custom resource whose definition is not
-// installed yet), instead of backing off up to 30 seconds: a controller
-// applied with its CRD starts soon after the CRD. WaitForResource polls
-// faster still.
-const (
-	resourcePoll     = time.Second
-	resourcePollWait = 500 * time.Millisecond
-)
-
-func notServedRetry(waitForResource bool) time.Duration {
-	if waitForResource {
-		return resourcePollWait
-	}
-	return resourcePoll
+	return &wholeScope[T]{}
 }
 
 // newSharedInformer returns an informer configured by c that is not
@@ -189,7 +147,7 @@ func newSharedInformer[T Object](c config[T], failed error) *SharedInformer[T] {
 		cfg:        c,
 		stopped:    make(chan struct{}),
 		errChanged: make(chan struct{}),
-		version:    &reflector.Version{},
+		scope:      &wholeScope[T]{},
 	}
 	i.store = store.New[T]()
 	i.reader = newReader(i.store, c.resource.GroupResource())
@@ -236,15 +194,21 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 	i.state = running
 	i.runCtx = ctx
 	i.runStart.Store(time.Now().UnixNano())
-	var obs reflector.Observer
+	env := scopeEnv[T]{
+		desc:     i.cfg.desc,
+		name:     i.cfg.name,
+		w:        i.writer,
+		refls:    i.refls,
+		log:      log,
+		onErr:    i.requestFailed,
+		onOK:     i.requestSucceeded,
+		countErr: i.countRequestError,
+		setErr:   i.setLastError,
+		report:   i.report,
+	}
 	if i.cfg.metrics != nil {
 		i.metrics = i.cfg.metrics.Informer(i)
-		obs = informerObserver{i.metrics}
-	}
-	var refl runner
-	if i.shard == nil && i.namespaces == nil { // one per shard or selection
-		refl = i.newRefl(i.writer, log, i.requestFailed, i.requestSucceeded, obs)
-		i.setStarted(refl)
+		env.obs = informerObserver{i.metrics}
 	}
 	for _, l := range i.writer.listeners() {
 		i.startListener(l)
@@ -252,21 +216,7 @@ func (i *SharedInformer[T]) Run(ctx context.Context) error {
 	i.mu.Unlock()
 
 	monitorDone := i.startStalenessMonitor(ctx)
-	if i.namespaces != nil {
-		runNamespaceScoped(ctx, i, func(sink reflector.Sink[T]) runner {
-			refl := i.newRefl(sink, log, i.namespaces.clusterWideFailed(i.cfg.namespaceMode, i.requestFailed), i.requestSucceeded, obs)
-			i.setStarted(refl)
-			return refl
-		}, namespaceReflectorConfig{log: log, obs: obs})
-	} else if i.shard != nil {
-		runShards(ctx, i.shard, i.writer, func(sink reflector.Sink[T]) runner {
-			refl := i.newRefl(sink, log, i.requestFailed, i.requestSucceeded, obs)
-			i.setStarted(refl)
-			return refl
-		})
-	} else {
-		refl.Run(ctx)
-	}
+	i.scope.run(ctx, env)
 	<-monitorDone
 
 	i.mu.Lock()
@@ -348,24 +298,14 @@ func (i *SharedInformer[T]) LastError() error {
 	return i.lastErr
 }
 
-// LastSyncResourceVersion returns the resource version the cache is at.
-func (i *SharedInformer[T]) LastSyncResourceVersion() string {
-	if refl := i.started.Load(); refl != nil {
-		return (*refl).LastSyncResourceVersion()
-	}
-	return ""
-}
+// LastSyncResourceVersion returns the resource version the cache is at;
+// it is Stats().ResourceVersion.
+func (i *SharedInformer[T]) LastSyncResourceVersion() string { return i.Stats().ResourceVersion }
 
 // UsesWatchList reports whether the informer gets its initial state by
 // watch-list streaming rather than by listing. It turns false when the
-// server refuses streaming.
-func (i *SharedInformer[T]) UsesWatchList() bool {
-	refl := i.started.Load()
-	return refl != nil && (*refl).UsesWatchList()
-}
-
-// setStarted publishes refl, the running reflector.
-func (i *SharedInformer[T]) setStarted(refl runner) { i.started.Store(&refl) }
+// server refuses streaming. It is Stats().WatchList.
+func (i *SharedInformer[T]) UsesWatchList() bool { return i.Stats().WatchList }
 
 // Name returns the informer's name in metrics: Options.Name, or one made
 // of its resource, namespace and selectors.
@@ -373,13 +313,13 @@ func (i *SharedInformer[T]) Name() string { return i.cfg.name }
 
 // Stats returns a snapshot of the informer's state.
 func (i *SharedInformer[T]) Stats() InformerStats {
-	st := InformerStats{Objects: i.store.Len(), Synced: i.HasSynced(), Shard: i.shard.status()}
+	sr := i.scope.report()
+	st := InformerStats{Objects: i.store.Len(), Synced: i.HasSynced(), Shard: sr.shard}
 	st.Staleness, _ = i.stalenessNow()
-	started := i.started.Load()
-	if started == nil {
+	refl := i.scope.running()
+	if refl == nil {
 		return st
 	}
-	refl := *started
 	st.ResourceVersion = refl.LastSyncResourceVersion()
 	st.WatchList = refl.UsesWatchList()
 	st.SyncProgress = refl.SyncProgress()
@@ -410,7 +350,7 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Re
 	if cfg.limit < 0 {
 		return nil, errorf("%s: AddHandler: queue limit %d is negative", i.cfg.desc, cfg.limit)
 	}
-	reg := &Registration[T]{name: cfg.name, limit: cfg.limit, inf: i}
+	reg := &Registration[T]{name: cfg.name, limit: cfg.limit, desc: i.cfg.desc, inf: i}
 	lc := dispatch.Config[T]{
 		Deliver: deliverTo(h),
 		OnPanic: func(n dispatch.Notification[T], v any, stack []byte) {
@@ -511,14 +451,19 @@ func (i *SharedInformer[T]) AddIndex(name string, fn IndexFunc[T]) (*Index[T], e
 }
 
 func (i *SharedInformer[T]) requestFailed(op reflector.Op, err error) {
-	if i.metrics != nil && op != reflector.OpDecode {
-		i.metrics.RequestError(string(op), statusCode(err))
-	}
+	i.countRequestError(op, err)
 	err = &ListWatchError{Resource: i.cfg.desc, Op: string(op), Err: err}
 	// Report first, so that OnError has seen the error by the time
 	// WaitForSync returns it.
 	i.report(err)
 	i.setLastError(err)
+}
+
+// countRequestError counts a failed request in the informer's metrics.
+func (i *SharedInformer[T]) countRequestError(op reflector.Op, err error) {
+	if i.metrics != nil && op != reflector.OpDecode {
+		i.metrics.RequestError(string(op), statusCode(err))
+	}
 }
 
 // setLastError sets the error LastError returns and wakes WaitForSync.
@@ -641,49 +586,19 @@ func (i *SharedInformer[T]) startStalenessMonitor(ctx context.Context) <-chan st
 		close(done)
 		return done
 	}
+	sm, _ := i.metrics.(StalenessMetrics)
+	probe := stalenessProbe{
+		desc:          i.cfg.desc,
+		synced:        i.writer.syncedChan(),
+		cacheVersion:  func() string { return i.scope.progress("") },
+		serverVersion: i.refls.serverVersion,
+		metrics:       sm,
+	}
 	go func() {
 		defer close(done)
-		i.monitorStaleness(ctx)
+		i.staleness.run(ctx, probe)
 	}()
 	return done
-}
-
-// monitorStaleness probes the server every interval, once the cache has
-// synced, and passes the staleness to the informer's metrics.
-func (i *SharedInformer[T]) monitorStaleness(ctx context.Context) {
-	m := i.staleness
-	select {
-	case <-i.writer.syncedChan():
-	case <-ctx.Done():
-		return
-	}
-	sm, _ := i.metrics.(StalenessMetrics)
-	log := klog.FromContext(ctx)
-	tick := time.NewTicker(m.opts.Interval)
-	defer tick.Stop()
-	for {
-		probeCtx, cancel := context.WithTimeout(ctx, max(m.opts.Interval, 10*time.Second))
-		rv, err := i.serverVersion(probeCtx)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		m.observe(i.cfg.desc, rv, time.Now(), err)
-		st, _ := i.stalenessNow()
-		if sm != nil {
-			sm.Staleness(st)
-		}
-		if stale, changed := m.crossed(st); changed && stale {
-			log.Info("Cache is stale", "lag", st.Lag.Round(time.Millisecond), "threshold", m.opts.Threshold, "cacheVersion", st.CacheVersion, "serverVersion", st.ServerVersion)
-		} else if changed {
-			log.Info("Cache caught up with the server", "cacheVersion", st.CacheVersion)
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 // stalenessNow returns the informer's staleness now, and false if it has
@@ -692,7 +607,7 @@ func (i *SharedInformer[T]) stalenessNow() (Staleness, bool) {
 	if i.staleness == nil {
 		return Staleness{}, false
 	}
-	return i.staleness.measure(i.cfg.desc, i.version.Get(), time.Now()), true
+	return i.staleness.measure(i.cfg.desc, i.scope.progress(""), time.Now()), true
 }
 
 // staleErr returns a *StalenessError if the cache lags the server by more

@@ -2,8 +2,6 @@ package informers
 
 import (
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/kubetyped/informers/internal/apiclient"
 )
 
 // NewNamespaceSelectedInformer is NewInformer for an informer with
@@ -23,12 +21,7 @@ func NewNamespaceSelectedInformer[T Object, L List](lwFor func(namespace string)
 	case opts.Namespace != "":
 		return nil, errorf("NewNamespaceSelectedInformer[%T]: Options.Namespace is for a Factory", *new(T))
 	}
-	resource := opts.Resource
-	if resource.Empty() {
-		if gvr, err := apiclient.GuessResource[T](); err == nil {
-			resource = gvr
-		}
-	}
+	resource := guessResource[T](opts.Resource)
 	if resource == namespacesResource {
 		return nil, errorf("NewNamespaceSelectedInformer[%T]: NamespaceSelector on an informer of namespaces: use LabelSelector", *new(T))
 	}
@@ -36,18 +29,19 @@ func NewNamespaceSelectedInformer[T Object, L List](lwFor func(namespace string)
 	if err != nil {
 		return nil, errorf("NewNamespaceSelectedInformer[%T]: %w", *new(T), err)
 	}
-	lw, err := lwFor("")
-	if err != nil {
-		return nil, errorf("NewNamespaceSelectedInformer[%T]: list-watch of all namespaces: %w", *new(T), err)
-	}
-	if lw == nil || lw.ListFunc == nil || lw.WatchFunc == nil {
-		return nil, errorf("NewNamespaceSelectedInformer[%T]: ListWatch needs ListFunc and WatchFunc", *new(T))
-	}
-	inf, err := newInformer(lw, c)
+	refls, err := newReflectors(c, lwFor)
 	if err != nil {
 		return nil, errorf("NewNamespaceSelectedInformer[%T]: %w", *new(T), err)
 	}
-	inf.namespaces = newNamespaceScope(c.filter.namespaces, "", namespaces)
-	inf.newNamespaceRefl = namespaceReflectors(c, lwFor)
+	inf, err := newInformer(c, refls, newScope(c, namespaces))
+	if err != nil {
+		return nil, errorf("NewNamespaceSelectedInformer[%T]: %w", *new(T), err)
+	}
 	return inf, nil
 }
+
+// NamespaceMode returns how an informer with a NamespaceSelector watches:
+// NamespaceModePerNamespace or NamespaceModeClusterWide once it has
+// started and chosen, and NamespaceModeAuto before (or without a
+// NamespaceSelector).
+func (i *SharedInformer[T]) NamespaceMode() NamespaceMode { return i.scope.report().mode }

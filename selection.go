@@ -105,21 +105,24 @@ func (s selection) name(gvr schema.GroupVersionResource) string {
 	return strings.Join(parts, " ")
 }
 
-// narrow returns a tweak that sets the selectors of s on a request, then
-// applies tweak, if any.
-func (s selection) narrow(tweak func(*metav1.ListOptions)) func(*metav1.ListOptions) {
-	if s.labels == "" && s.fields == "" {
-		return tweak
+// apply sets the selectors of s on the options of a request.
+func (s selection) apply(opts *metav1.ListOptions) {
+	if s.labels != "" {
+		opts.LabelSelector = s.labels
 	}
-	return func(opts *metav1.ListOptions) {
-		if s.labels != "" {
-			opts.LabelSelector = s.labels
-		}
-		if s.fields != "" {
-			opts.FieldSelector = s.fields
-		}
-		if tweak != nil {
-			tweak(opts)
-		}
+	if s.fields != "" {
+		opts.FieldSelector = s.fields
 	}
+}
+
+// excludes reports whether f leaves obj out: its namespace, or its
+// selectors. It reports false where it cannot tell.
+func (f selectionFilter) excludes(obj metav1.Object) bool {
+	switch {
+	case f.namespaceKnown && f.namespace != "" && obj.GetNamespace() != f.namespace:
+		return true
+	case f.labels != nil && !f.labels.Matches(labels.Set(obj.GetLabels())):
+		return true
+	}
+	return f.fields != nil && !f.fields.Matches(fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()})
 }

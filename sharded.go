@@ -8,7 +8,20 @@ import (
 
 // Shard reports the informer's shard and where it is filtered; the zero
 // shard.Status (shard.FilterNone) if the informer is not sharded.
-func (i *SharedInformer[T]) Shard() shard.Status { return i.shard.status() }
+func (i *SharedInformer[T]) Shard() shard.Status { return i.scope.report().shard }
+
+// resharder is implemented by the scopes that can hold a shard: those of
+// Options.Shard, with a NamespaceSelector or not. shards returns nil for
+// one that does not.
+type resharder interface{ shards() *shardState }
+
+// shards returns the informer's shard, or nil if it is not sharded.
+func (i *SharedInformer[T]) shards() *shardState {
+	if r, ok := i.scope.(resharder); ok {
+		return r.shards()
+	}
+	return nil
+}
 
 // SetShardRanges re-scopes a sharded informer to ranges of the same field.
 // The informer lists the new shard from the version it is at, and watches
@@ -25,7 +38,7 @@ func (i *SharedInformer[T]) SetShardRanges(ctx context.Context, ranges ...shard.
 	if i.failed != nil {
 		return i.failed
 	}
-	st := i.shard
+	st := i.shards()
 	if st == nil {
 		return errorf("%s: SetShardRanges on an informer made without Options.Shard", i.cfg.desc)
 	}
@@ -61,8 +74,9 @@ func (i *SharedInformer[T]) SetShardRanges(ctx context.Context, ranges ...shard.
 // ranges starts a new channel, so call it again after one. For an
 // informer made without Options.Shard it is Synced.
 func (i *SharedInformer[T]) ShardSynced() <-chan struct{} {
-	if i.shard == nil {
+	st := i.shards()
+	if st == nil {
 		return i.Synced()
 	}
-	return i.shard.syncedChan()
+	return st.syncedChan()
 }

@@ -1,9 +1,12 @@
 package informers
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 // StalenessOptions turns on an informer's staleness monitor (set
@@ -176,4 +179,50 @@ func (m *stalenessMonitor) crossed(st Staleness) (stale, changed bool) {
 // over reports whether st lags past the threshold, if there is one.
 func (m *stalenessMonitor) over(st Staleness) bool {
 	return m.opts.Threshold > 0 && st.Lag > m.opts.Threshold
+}
+
+// stalenessProbe is what a staleness monitor measures: one informer's
+// cache against its server.
+type stalenessProbe struct {
+	desc          string
+	synced        <-chan struct{} // closed once the cache has synced
+	cacheVersion  func() string
+	serverVersion func(context.Context) (string, error)
+	metrics       StalenessMetrics // nil if the informer's metrics take none
+}
+
+// run probes the server every interval, once the cache has synced, until
+// ctx ends, and passes the staleness to the metrics.
+func (m *stalenessMonitor) run(ctx context.Context, p stalenessProbe) {
+	select {
+	case <-p.synced:
+	case <-ctx.Done():
+		return
+	}
+	log := klog.FromContext(ctx)
+	tick := time.NewTicker(m.opts.Interval)
+	defer tick.Stop()
+	for {
+		probeCtx, cancel := context.WithTimeout(ctx, max(m.opts.Interval, 10*time.Second))
+		rv, err := p.serverVersion(probeCtx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		m.observe(p.desc, rv, time.Now(), err)
+		st := m.measure(p.desc, p.cacheVersion(), time.Now())
+		if p.metrics != nil {
+			p.metrics.Staleness(st)
+		}
+		if stale, changed := m.crossed(st); changed && stale {
+			log.Info("Cache is stale", "lag", st.Lag.Round(time.Millisecond), "threshold", m.opts.Threshold, "cacheVersion", st.CacheVersion, "serverVersion", st.ServerVersion)
+		} else if changed {
+			log.Info("Cache caught up with the server", "cacheVersion", st.CacheVersion)
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
 }

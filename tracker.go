@@ -8,8 +8,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -154,7 +152,7 @@ func (t *Tracker[T]) record(key types.NamespacedName, w write) {
 // Wait has collected (the key was never reconciled again); t.mu is held.
 func (t *Tracker[T]) sweepLocked() {
 	for key, writes := range t.records {
-		if pending, err := t.pendingLocked(writes, ""); err == nil && len(pending) == 0 {
+		if pending, err := t.pendingLocked(writes, false); err == nil && len(pending) == 0 {
 			delete(t.records, key)
 		}
 	}
@@ -178,7 +176,7 @@ func (t *Tracker[T]) Forget(key types.NamespacedName) {
 // does, it returns at once and allocates nothing.
 func (t *Tracker[T]) Wait(ctx context.Context, key types.NamespacedName) error {
 	if t.inf.HasSynced() {
-		if pending, err := t.settle(key, t.inf.version.Get()); err != nil || len(pending) == 0 {
+		if pending, err := t.settle(key); err != nil || len(pending) == 0 {
 			return err
 		}
 	}
@@ -191,32 +189,33 @@ func (t *Tracker[T]) Wait(ctx context.Context, key types.NamespacedName) error {
 		return err
 	}
 	for {
-		have, changed := t.inf.version.Next()
-		pending, err := t.settle(key, have)
+		// Any part of the cache that moves may show a write: a wait for a
+		// write in one namespace is woken by that namespace's events.
+		changed := t.inf.scope.moved()
+		pending, err := t.settle(key)
 		if err != nil || len(pending) == 0 {
 			return err
 		}
 		select {
 		case <-changed:
 		case <-t.inf.stopped:
-			return t.notShown(key, pending[0], have, ErrStopped)
+			return t.notShown(key, pending[0], ErrStopped)
 		case <-ctx.Done():
-			return t.notShown(key, pending[0], have, ctx.Err())
+			return t.notShown(key, pending[0], ctx.Err())
 		}
 	}
 }
 
-// settle forgets the writes recorded under key that the cache, at version
-// have, shows, and returns those it does not, or the error that makes it
-// forget them all.
-func (t *Tracker[T]) settle(key types.NamespacedName, have string) ([]write, error) {
+// settle forgets the writes recorded under key that the cache shows, and
+// returns those it does not, or the error that makes it forget them all.
+func (t *Tracker[T]) settle(key types.NamespacedName) ([]write, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	writes, ok := t.records[key]
 	if !ok {
 		return nil, nil
 	}
-	pending, err := t.pendingLocked(writes, have)
+	pending, err := t.pendingLocked(writes, true)
 	if err != nil || len(pending) == 0 {
 		delete(t.records, key)
 	} else {
@@ -237,7 +236,7 @@ func (t *Tracker[T]) resolveUnknown(ctx context.Context, key types.NamespacedNam
 	if !unknown {
 		return nil
 	}
-	rv, err := t.inf.serverVersion(ctx)
+	rv, err := t.inf.refls.serverVersion(ctx)
 	if err != nil {
 		return &ConsistencyError{Resource: t.inf.cfg.desc, Key: key, Err: fmt.Errorf("asking the server for its version after a write of unknown outcome: %w", err)}
 	}
@@ -253,7 +252,8 @@ func (t *Tracker[T]) resolveUnknown(ctx context.Context, key types.NamespacedNam
 }
 
 // notShown is the error of a wait that ended before the cache showed w.
-func (t *Tracker[T]) notShown(key types.NamespacedName, w write, have string, err error) error {
+func (t *Tracker[T]) notShown(key types.NamespacedName, w write, err error) error {
+	have := t.inf.scope.progress(w.obj.Namespace)
 	return &ConsistencyError{Resource: t.inf.cfg.desc, Key: key, Object: w.obj, Written: w.rv, Deleted: w.gone, Cached: have, Err: err}
 }
 
@@ -268,13 +268,13 @@ func (t *Tracker[T]) Get(ctx context.Context, key types.NamespacedName) (T, erro
 	return t.inf.reader.get(key.Namespace, key.Name)
 }
 
-// pendingLocked returns the writes the cache does not show yet, given
-// that it is at version have ("" to look only at the objects); t.mu is
-// held.
-func (t *Tracker[T]) pendingLocked(writes []write, have string) ([]write, error) {
+// pendingLocked returns the writes the cache does not show yet, by the
+// versions the cache has reached too if byVersion is set (else by the
+// objects alone); t.mu is held.
+func (t *Tracker[T]) pendingLocked(writes []write, byVersion bool) ([]write, error) {
 	var pending []write
 	for _, w := range writes {
-		shown, err := t.shows(w, have)
+		shown, err := t.shows(w, byVersion)
 		if err != nil {
 			return nil, err
 		}
@@ -285,17 +285,21 @@ func (t *Tracker[T]) pendingLocked(writes []write, have string) ([]write, error)
 	return pending, nil
 }
 
-// shows reports whether the cache, at version have, shows w.
-func (t *Tracker[T]) shows(w write, have string) (bool, error) {
+// shows reports whether the cache shows w: it has reached w's version
+// where w's namespace is (if byVersion is set), or holds the object at
+// it, or, for a delete, no longer holds it.
+func (t *Tracker[T]) shows(w write, byVersion bool) (bool, error) {
 	if w.unknown {
 		return false, nil
 	}
 	if w.rv == "" && !w.gone {
 		return false, &VersionError{Resource: t.inf.cfg.desc, Version: w.rv, Err: errors.New("the server returned no resource version")}
 	}
-	if w.rv != "" && have != "" {
-		if reached, err := t.inf.reached(have, w.rv); err != nil || reached {
-			return reached, err
+	if w.rv != "" && byVersion {
+		if have := t.inf.scope.progress(w.obj.Namespace); have != "" {
+			if reached, err := t.inf.reached(have, w.rv); err != nil || reached {
+				return reached, err
+			}
 		}
 	}
 	if w.obj == (types.NamespacedName{}) {
@@ -318,25 +322,8 @@ func (t *Tracker[T]) shows(w write, have string) (bool, error) {
 }
 
 // excludes reports whether the informer cannot hold obj: its namespace,
-// its selectors, its namespace selection or its shard leave it out. It reports false where it
-// cannot tell.
+// its selectors, its namespace selection or its shard leave it out. It
+// reports false where it cannot tell.
 func (i *SharedInformer[T]) excludes(obj T) bool {
-	f := i.filter
-	if f.namespaceKnown && f.namespace != "" && obj.GetNamespace() != f.namespace {
-		return true
-	}
-	if f.labels != nil && !f.labels.Matches(labels.Set(obj.GetLabels())) {
-		return true
-	}
-	if f.fields != nil && !f.fields.Matches(fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()}) {
-		return true
-	}
-	if !i.namespaces.holds(obj.GetNamespace()) {
-		return true
-	}
-	if i.shard != nil {
-		shard, _ := i.shard.current()
-		return !shard.Contains(obj)
-	}
-	return false
+	return i.filter.excludes(obj) || i.scope.excludes(obj)
 }

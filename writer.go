@@ -11,7 +11,6 @@ import (
 	"github.com/kubetyped/informers/internal/dispatch"
 	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/store"
-	"github.com/kubetyped/informers/shard"
 )
 
 // writer is the reflector's side of an informer: it applies what the
@@ -43,6 +42,7 @@ type writer[T Object] struct {
 	syncedAt atomic.Int64
 
 	gen     uint64 // the current list generation
+	lastGen uint64 // the last generation handed out
 	scratch []store.Key
 	toWake  []*dispatch.Listener[T] // handlers to wake at the next Flush
 }
@@ -105,7 +105,21 @@ func (w *writer[T]) syncedTime() int64 { return w.syncedAt.Load() }
 func (w *writer[T]) unsync() { w.synced.Store(false) }
 
 // StartList opens a new list generation; FinishList deletes what it missed.
-func (w *writer[T]) StartList() { w.gen++ }
+func (w *writer[T]) StartList() { w.gen = w.newGeneration() }
+
+// newGeneration returns a list generation no list has had, for a list
+// that is one of several going on at once (one per namespace): it puts
+// with putIn and completes with finishListIn.
+func (w *writer[T]) newGeneration() uint64 {
+	w.lastGen++
+	return w.lastGen
+}
+
+// putIn is Put for an object of the list of generation gen.
+func (w *writer[T]) putIn(gen uint64, obj T, from reflector.Origin) {
+	w.gen = gen
+	w.Put(obj, from)
+}
 
 // Put stores obj and notifies handlers. The key and server version are
 // read before the transform, which may change obj in place. A listed or
@@ -225,9 +239,9 @@ func (w *writer[T]) FinishList() {
 	w.deleteStaleLocked()
 }
 
-// finishNamespaceList is FinishList for the list of namespace ns alone,
-// made in generation gen.
-func (w *writer[T]) finishNamespaceList(ns string, gen uint64) {
+// finishListIn is FinishList for the list of namespace ns alone, made in
+// generation gen.
+func (w *writer[T]) finishListIn(ns string, gen uint64) {
 	w.store.Lock()
 	w.scratch = w.store.AppendStaleInNamespaceLocked(w.scratch[:0], ns, gen)
 	w.deleteStaleLocked()
@@ -262,16 +276,28 @@ func (w *writer[T]) Watching() {
 	close(w.syncedCh)
 }
 
-// evictOutside removes the cached objects outside shard s; handlers see
-// them deleted with LeftShard set.
-func (w *writer[T]) evictOutside(s shard.Shard) {
+// leaving says whether a cached object leaves the cache when its scope
+// changes, and how handlers are told.
+type leaving uint8
+
+const (
+	stays         leaving = iota
+	leftShard             // deleted with LeftShard set
+	leftNamespace         // deleted with LeftNamespace set
+	gone                  // deleted with its final state unknown
+)
+
+// evict removes the cached objects that leave says leave, and tells
+// handlers why.
+func (w *writer[T]) evict(leave func(T) leaving) {
 	w.store.Lock()
 	for _, obj := range w.store.AppendAllLocked(nil) {
-		if s.Contains(obj) {
+		why := leave(obj)
+		if why == stays {
 			continue
 		}
 		if old, existed := w.store.DeleteLocked(store.KeyOf(obj)); existed {
-			w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, LeftShard: true})
+			w.notify(dispatch.Notification[T]{Kind: dispatch.Delete, Old: old, LeftShard: why == leftShard, LeftNamespace: why == leftNamespace, FinalStateUnknown: why == gone})
 		}
 	}
 	w.store.Unlock()

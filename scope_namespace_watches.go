@@ -9,67 +9,30 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/klog/v2"
-
 	"github.com/kubetyped/informers/internal/reflector"
 )
-
-// namespaceReflectorConfig is what the reflector of one namespace takes
-// from the informer's Run.
-type namespaceReflectorConfig struct {
-	log klog.Logger
-	obs reflector.Observer
-}
-
-// namespaceReflectors returns the maker of an informer's per-namespace
-// reflectors: each lists and watches the namespace lwFor returns a
-// ListWatch of, with the informer's selectors, and publishes its version
-// to its own Version.
-func namespaceReflectors[T Object, L List](c config[T], lwFor func(namespace string) (*ListWatch[T, L], error)) func(string, reflector.Sink[T], namespaceReflectorConfig, namespaceCallbacks) (runner, error) {
-	return func(namespace string, sink reflector.Sink[T], rc namespaceReflectorConfig, cb namespaceCallbacks) (runner, error) {
-		lw, err := lwFor(namespace)
-		if err != nil {
-			return nil, err
-		}
-		narrowed := *lw
-		narrowed.Tweak = c.sel.narrow(lw.Tweak)
-		return newReflector(c, &narrowed, reflector.Config[L]{
-			WatchList: !lw.DisableWatchList,
-			OnError:   cb.onErr,
-			OnSuccess: cb.onOK,
-			Observer:  rc.obs,
-			Logger:    rc.log.WithValues("namespace", namespace),
-			Version:   cb.version,
-		}, sink), nil
-	}
-}
-
-// namespaceCallbacks are the callbacks and the Version of one namespace's
-// reflector.
-type namespaceCallbacks struct {
-	onErr   func(reflector.Op, error)
-	onOK    func(reflector.Op)
-	version *reflector.Version
-}
 
 // namespaceWatches runs one reflector per selected namespace, all feeding
 // the informer's one writer, one at a time: NamespaceModePerNamespace.
 // It is the informer's running reflector, for what reads one (Stats,
 // LastSyncResourceVersion).
 type namespaceWatches[T Object] struct {
-	i    *SharedInformer[T]
-	cfg  namespaceReflectorConfig
-	wake chan struct{} // signalled when a namespace syncs
+	sel *namespaceSelection
+	env scopeEnv[T]
+	// version is where the informer's version is published: the lowest
+	// of the namespaces'.
+	version *reflector.Version
+	wake    chan struct{} // signalled when a namespace syncs
 
 	// wmu serialises the reflectors' calls to the writer, which has one
 	// list generation at a time: each namespace's list sets its own.
 	wmu sync.Mutex
-	gen uint64 // the last generation given to a namespace's list
 
 	mu      sync.Mutex
 	watches map[string]*namespaceWatch
 	errs    map[string]*ListWatchError // the last error of each namespace that failed
 	waiting map[string]bool            // the namespaces selected at start not synced yet
+	erred   bool                       // the informer's LastError was set from errs
 }
 
 // namespaceWatch is the reflector of one namespace.
@@ -81,26 +44,9 @@ type namespaceWatch struct {
 	synced  bool
 }
 
-// runNamespaceWatches runs the per-namespace reflectors of i until ctx
-// ends, starting and stopping them as namespaces enter and leave the
-// selection.
-func runNamespaceWatches[T Object](ctx context.Context, i *SharedInformer[T], cfg namespaceReflectorConfig) {
-	i.namespaces.mode.Store(int32(NamespaceModePerNamespace))
-	p := &namespaceWatches[T]{
-		i: i, cfg: cfg, wake: make(chan struct{}, 1),
-		watches: map[string]*namespaceWatch{},
-		errs:    map[string]*ListWatchError{},
-	}
-	p.wmu.Lock()
-	p.gen = i.writer.gen // after those of a cluster-wide reflector that ran before
-	p.wmu.Unlock()
-	i.setStarted(p)
-	p.Run(ctx)
-}
-
 // Run follows the selection until ctx ends, then stops every reflector.
 func (p *namespaceWatches[T]) Run(ctx context.Context) {
-	ns := p.i.namespaces
+	ns := p.sel
 	p.mu.Lock()
 	p.waiting = ns.wanted()
 	p.mu.Unlock()
@@ -126,7 +72,7 @@ func (p *namespaceWatches[T]) Run(ctx context.Context) {
 // their objects (and, first, those of any namespace a cluster-wide
 // reflector held), and starts those of the namespaces in want.
 func (p *namespaceWatches[T]) follow(ctx context.Context, want map[string]bool, first bool) {
-	ns := p.i.namespaces
+	ns := p.sel
 	p.mu.Lock()
 	var leaving []*namespaceWatch
 	for name, w := range p.watches {
@@ -144,11 +90,9 @@ func (p *namespaceWatches[T]) follow(ctx context.Context, want map[string]bool, 
 		<-w.done
 	}
 	if len(leaving) > 0 || first {
-		applied := ns.holdsNow()
-		maps.DeleteFunc(applied, func(n string, _ bool) bool { return !want[n] })
-		ns.setApplied(applied)
+		ns.applyOnly(want)
 		p.wmu.Lock()
-		p.i.writer.evictNamespaces(want, ns.exists)
+		p.env.w.evict(leavesNamespaces[T](ns, want))
 		p.wmu.Unlock()
 	}
 	p.mu.Lock()
@@ -177,14 +121,13 @@ func (p *namespaceWatches[T]) stopAll() {
 // startLocked starts the reflector of namespace name; p.mu is held.
 func (p *namespaceWatches[T]) startLocked(ctx context.Context, name string) {
 	w := &namespaceWatch{version: &reflector.Version{}, done: make(chan struct{})}
-	sink := &namespaceListSink[T]{p: p, namespace: name}
-	refl, err := p.i.newNamespaceRefl(name, sink, p.cfg, namespaceCallbacks{
-		onErr:   func(op reflector.Op, err error) { p.failed(name, op, err) },
-		onOK:    func(op reflector.Op) { p.succeeded(name, op) },
-		version: w.version,
-	})
+	req := p.env.request(&namespaceListSink[T]{p: p, namespace: name}, "", w.version)
+	req.namespace = name
+	req.onErr = func(op reflector.Op, err error) { p.failed(name, op, err) }
+	req.onOK = func(op reflector.Op) { p.succeeded(name, op) }
+	refl, err := p.env.refls.make(req)
 	if err != nil {
-		p.i.report(errorf("%s: watching namespace %s: %w", p.i.cfg.desc, name, err))
+		p.env.report(errorf("%s: watching namespace %s: %w", p.env.desc, name, err))
 		close(w.done)
 		w.cancel = func() {}
 		p.watches[name] = w
@@ -213,6 +156,19 @@ func (p *namespaceWatches[T]) startLocked(ctx context.Context, name string) {
 	}()
 }
 
+// versionOf returns the version namespace ns's reflector has reached,
+// and false if no reflector of ns has reached one.
+func (p *namespaceWatches[T]) versionOf(ns string) (string, bool) {
+	p.mu.Lock()
+	w := p.watches[ns]
+	p.mu.Unlock()
+	if w == nil {
+		return "", false
+	}
+	v := w.version.Get()
+	return v, v != ""
+}
+
 // synced records that namespace name has synced: its objects count as
 // held, and the informer syncs once every namespace selected at start
 // has.
@@ -223,12 +179,7 @@ func (p *namespaceWatches[T]) synced(name string) {
 	}
 	delete(p.waiting, name)
 	p.mu.Unlock()
-	ns := p.i.namespaces
-	ns.mu.Lock()
-	if ns.applied != nil {
-		ns.applied[name] = true
-	}
-	ns.mu.Unlock()
+	p.sel.markApplied(name)
 	signal(p.wake)
 }
 
@@ -238,15 +189,17 @@ func (p *namespaceWatches[T]) checkSynced() {
 	p.mu.Lock()
 	waiting := len(p.waiting)
 	p.mu.Unlock()
-	if waiting == 0 && !p.i.writer.synced.Load() {
+	if waiting == 0 && !p.env.w.hasSynced() {
 		p.wmu.Lock()
-		p.i.writer.Watching()
+		p.env.w.Watching()
 		p.wmu.Unlock()
 	}
 }
 
 // versionChanged publishes the informer's version: the lowest version of
-// the namespaces watched, which every one of them has reached.
+// the namespaces watched, which every one of them has reached. It
+// publishes at every move of any namespace, the lowest moved or not, so
+// that a wait for a write in any namespace looks again.
 func (p *namespaceWatches[T]) versionChanged() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -260,21 +213,18 @@ func (p *namespaceWatches[T]) versionChanged() {
 			lowest = v
 		}
 	}
-	if lowest == "" {
-		return
+	cur := p.version.Get()
+	if c, err := compareVersions(lowest, cur); lowest != "" && (err != nil || c > 0) {
+		cur = lowest
 	}
-	if c, err := compareVersions(lowest, p.i.version.Get()); err != nil || c > 0 {
-		p.i.version.Set(lowest)
-	}
+	p.version.Set(cur)
 }
 
 // failed records the failed request of namespace name's reflector.
 func (p *namespaceWatches[T]) failed(name string, op reflector.Op, err error) {
-	if p.i.metrics != nil && op != reflector.OpDecode {
-		p.i.metrics.RequestError(string(op), statusCode(err))
-	}
-	lwErr := &ListWatchError{Resource: p.i.cfg.desc, Op: string(op), Err: fmt.Errorf("namespace %s: %w", name, err)}
-	p.i.report(lwErr)
+	p.env.countErr(op, err)
+	lwErr := &ListWatchError{Resource: p.env.desc, Op: string(op), Err: fmt.Errorf("namespace %s: %w", name, err)}
+	p.env.report(lwErr)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.watches[name] == nil {
@@ -300,21 +250,23 @@ func (p *namespaceWatches[T]) succeeded(name string, _ reflector.Op) {
 // names, or nil if none is. p.mu is held.
 func (p *namespaceWatches[T]) lastErrorChangedLocked(latest *ListWatchError) {
 	if latest != nil {
-		p.i.setLastError(latest)
+		p.erred = true
+		p.env.setErr(latest)
 		return
 	}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(p.errs)) {
 		errs = append(errs, p.errs[name])
 	}
-	if p.i.LastError() != nil || len(errs) > 0 {
-		p.i.setLastError(errors.Join(errs...))
+	if p.erred || len(errs) > 0 {
+		p.erred = len(errs) > 0
+		p.env.setErr(errors.Join(errs...))
 	}
 }
 
 // LastSyncResourceVersion returns the informer's version: the lowest of
 // the namespaces'.
-func (p *namespaceWatches[T]) LastSyncResourceVersion() string { return p.i.version.Get() }
+func (p *namespaceWatches[T]) LastSyncResourceVersion() string { return p.version.Get() }
 
 // UsesWatchList reports whether any namespace streams its initial state.
 func (p *namespaceWatches[T]) UsesWatchList() bool {
@@ -365,8 +317,7 @@ type namespaceListSink[T Object] struct {
 
 func (s *namespaceListSink[T]) StartList() {
 	s.p.wmu.Lock()
-	s.p.gen++
-	s.gen = s.p.gen
+	s.gen = s.p.env.w.newGeneration()
 	s.p.wmu.Unlock()
 }
 
@@ -376,8 +327,7 @@ func (s *namespaceListSink[T]) Put(obj T, from reflector.Origin) {
 	}
 	s.p.wmu.Lock()
 	defer s.p.wmu.Unlock()
-	s.p.i.writer.gen = s.gen
-	s.p.i.writer.Put(obj, from)
+	s.p.env.w.putIn(s.gen, obj, from)
 }
 
 func (s *namespaceListSink[T]) Delete(obj T) {
@@ -386,13 +336,13 @@ func (s *namespaceListSink[T]) Delete(obj T) {
 	}
 	s.p.wmu.Lock()
 	defer s.p.wmu.Unlock()
-	s.p.i.writer.Delete(obj)
+	s.p.env.w.Delete(obj)
 }
 
 func (s *namespaceListSink[T]) FinishList() {
 	s.p.wmu.Lock()
 	defer s.p.wmu.Unlock()
-	s.p.i.writer.finishNamespaceList(s.namespace, s.gen)
+	s.p.env.w.finishListIn(s.namespace, s.gen)
 }
 
 func (s *namespaceListSink[T]) Watching() {
@@ -405,5 +355,5 @@ func (s *namespaceListSink[T]) Watching() {
 func (s *namespaceListSink[T]) Flush() {
 	s.p.wmu.Lock()
 	defer s.p.wmu.Unlock()
-	s.p.i.writer.Flush()
+	s.p.env.w.Flush()
 }

@@ -23,12 +23,9 @@ func shardKey(s *shard.Shard) string {
 }
 
 // shardState is the shard of a sharded informer and what it has learned
-// of the server's filtering. Its methods that a plain informer calls too
-// take a nil *shardState as "not sharded".
+// of the server's filtering; its scope is a shardScope, or a
+// namespaceScope that is sharded too.
 type shardState struct {
-	// wire is the selector the running reflector sends; it changes only
-	// between reflectors, so that requests and the client filter agree.
-	wire              atomic.Pointer[string]
 	received, dropped atomic.Uint64
 	changed           chan struct{} // signalled when the shard is set
 
@@ -38,7 +35,6 @@ type shardState struct {
 	syncedGen uint64        // the generation whose shard has synced; 0 if none
 	syncCh    chan struct{} // closed once generation gen syncs
 	filter    shard.Filter
-	resume    string // the version the next reflector resumes from
 	log       klog.Logger
 }
 
@@ -109,9 +105,6 @@ func (st *shardState) observe(f shard.Filter, why string) {
 }
 
 func (st *shardState) status() shard.Status {
-	if st == nil {
-		return shard.Status{}
-	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return shard.Status{
@@ -123,73 +116,81 @@ func (st *shardState) status() shard.Status {
 	}
 }
 
-// narrow returns a tweak that sets the shard selector of the running
-// reflector, then applies tweak, if any.
-func (st *shardState) narrow(tweak func(*metav1.ListOptions)) func(*metav1.ListOptions) {
-	if st == nil {
-		return tweak
-	}
-	return func(o *metav1.ListOptions) {
-		if sel := st.wire.Load(); sel != nil {
-			o.ShardSelector = *sel
-		}
-		if tweak != nil {
-			tweak(o)
-		}
-	}
-}
-
-// resumeVersion is the version a new reflector resumes from: "" for the
-// first, the last one's after that.
-func (st *shardState) resumeVersion() string {
-	if st == nil {
-		return ""
-	}
+// setLog makes the shard log to log.
+func (st *shardState) setLog(log klog.Logger) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.resume
+	st.log = log
 }
 
-// observeShardLists wraps list to learn from each response whether the
-// server filtered it: a server that applies a shard selector echoes it in
-// the list's shardInfo. Lists without that field (unstructured ones) tell
-// nothing.
-func observeShardLists[L List](st *shardState, list func(context.Context, metav1.ListOptions) (L, error)) func(context.Context, metav1.ListOptions) (L, error) {
-	if st == nil {
-		return list
-	}
-	return func(ctx context.Context, opts metav1.ListOptions) (L, error) {
-		l, err := list(ctx, opts)
-		if err != nil {
-			return l, err
+// narrow returns what sets the selector of shard s on a request.
+func narrowTo(s shard.Shard) func(*metav1.ListOptions) {
+	sel := s.Selector()
+	return func(o *metav1.ListOptions) { o.ShardSelector = sel }
+}
+
+// observeList learns from a list response whether the server filtered
+// it: a server that applies a shard selector echoes it in the list's
+// shardInfo. Lists without that field (unstructured ones) tell nothing.
+func (st *shardState) observeList(l List) {
+	if sl, ok := any(l).(metav1.ShardedListInterface); ok {
+		if sl.GetShardInfo() != nil {
+			st.observe(shard.FilterServer, "the list response echoes the shard selector")
+		} else {
+			st.observe(shard.FilterClient, "the list response has no shardInfo: the server ignores shard selectors")
 		}
-		if sl, ok := any(l).(metav1.ShardedListInterface); ok {
-			if sl.GetShardInfo() != nil {
-				st.observe(shard.FilterServer, "the list response echoes the shard selector")
-			} else {
-				st.observe(shard.FilterClient, "the list response has no shardInfo: the server ignores shard selectors")
-			}
-		}
-		return l, nil
 	}
 }
 
-// runShards runs one reflector per shard st is given, in turn, feeding w:
-// when the shard changes, the running reflector stops and the next one
-// resumes from its version with the new shard's selector. start makes and
-// publishes the reflector of a sink.
-func runShards[T Object](ctx context.Context, st *shardState, w *writer[T], start func(reflector.Sink[T]) runner) {
-	st.mu.Lock()
-	st.log = klog.FromContext(ctx)
-	st.mu.Unlock()
+// shardScope is the scope of a sharded informer: one reflector per shard
+// it is given, in turn, feeding the writer through a shardSink.
+type shardScope[T Object] struct {
+	st      *shardState
+	version reflector.Version
+	current runningRef
+}
+
+func newShardScope[T Object](s shard.Shard) *shardScope[T] {
+	return &shardScope[T]{st: newShardState(s)}
+}
+
+func (s *shardScope[T]) excludes(obj T) bool {
+	sh, _ := s.st.current()
+	return !sh.Contains(obj)
+}
+
+func (s *shardScope[T]) progress(string) string { return s.version.Get() }
+func (s *shardScope[T]) moved() <-chan struct{} { return nextOf(&s.version) }
+func (s *shardScope[T]) running() runner        { return s.current.get() }
+func (s *shardScope[T]) report() scopeReport    { return scopeReport{shard: s.st.status()} }
+func (s *shardScope[T]) shards() *shardState    { return s.st }
+
+// request returns the request of the reflector of sink, which lists shard
+// sh and resumes from rv. A sharded informer always lists: list responses
+// tell whether the server filters the shard.
+func shardRequest[T Object](env scopeEnv[T], st *shardState, sh shard.Shard, sink reflector.Sink[T], rv string, version *reflector.Version) reflectorRequest[T] {
+	req := env.request(sink, rv, version)
+	req.watchList = false
+	req.narrow = narrowTo(sh)
+	req.observeList = st.observeList
+	return req
+}
+
+// run runs one reflector per shard the scope is given, in turn: when the
+// shard changes, the running reflector stops and the next one resumes
+// from its version with the new shard's selector.
+func (s *shardScope[T]) run(ctx context.Context, env scopeEnv[T]) {
+	st := s.st
+	st.setLog(klog.FromContext(ctx))
+	resume := ""
 	for ctx.Err() == nil {
 		select {
 		case <-st.changed: // a change made before the start: read below
 		default:
 		}
-		s, gen := st.current()
-		sink := newShardSink(w, st, s, gen, true)
-		if len(s.Ranges) == 0 {
+		sh, gen := st.current()
+		sink := newShardSink(env.w, st, sh, gen, true)
+		if len(sh.Ranges) == 0 {
 			// No request selects nothing: an empty selector is "all".
 			sink.StartList()
 			sink.FinishList()
@@ -200,17 +201,18 @@ func runShards[T Object](ctx context.Context, st *shardState, w *writer[T], star
 			}
 			continue
 		}
-		sel := s.Selector()
-		st.wire.Store(&sel)
-		resume := runUntil(ctx, start(sink), func() {
+		refl, err := env.refls.make(shardRequest(env, st, sh, sink, resume, &s.version))
+		if err != nil {
+			env.report(err)
+			return
+		}
+		s.current.set(refl)
+		resume = runUntil(ctx, refl, func() {
 			select {
 			case <-ctx.Done():
 			case <-st.changed:
 			}
 		})
-		st.mu.Lock()
-		st.resume = resume
-		st.mu.Unlock()
 	}
 }
 
@@ -261,9 +263,20 @@ func newShardSink[T Object](w *writer[T], st *shardState, s shard.Shard, gen uin
 func (s *shardSink[T]) FinishList() {
 	if s.evict {
 		s.evict = false
-		s.w.evictOutside(s.shard)
+		s.w.evict(leavesShard[T](s.shard))
 	}
 	s.w.FinishList()
+}
+
+// leavesShard returns what tells the objects outside shard sh as leaving
+// it.
+func leavesShard[T Object](sh shard.Shard) func(T) leaving {
+	return func(obj T) leaving {
+		if sh.Contains(obj) {
+			return stays
+		}
+		return leftShard
+	}
 }
 
 // Watching marks the shard synced first, so that an informer that has
@@ -282,19 +295,4 @@ func (s *shardSink[T]) keep(obj T) bool {
 	s.st.dropped.Add(1)
 	s.st.observe(shard.FilterClient, "an object outside the shard arrived: the server ignores shard selectors")
 	return false
-}
-
-// runUntil runs refl until wait returns, or ctx ends, then stops it and
-// returns the version it reached.
-func runUntil(ctx context.Context, refl runner, wait func()) string {
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		refl.Run(rctx)
-	}()
-	wait()
-	cancel()
-	<-done
-	return refl.LastSyncResourceVersion()
 }
