@@ -111,7 +111,17 @@ type Config[L List] struct {
 	// Watch starts a watch.
 	Watch func(context.Context, metav1.ListOptions) (watch.Interface, error)
 	// WatchList enables watch-list streaming (sendInitialEvents) for the
-	// initial state, falling back to list when the server refuses it.
+	// server's state, where client-go's WatchListClient feature gate is on
+	// too, as client-go's reflector reads it
+	// (k8s.io/client-go/features.FeatureGates()): with
+	// KUBE_FEATURE_WatchListClient=false in the environment, or the gate
+	// turned off in a binary's own feature gates, the reflector never
+	// streams. It lists instead for good once the server refuses
+	// streaming, and for one sync when the streams do not deliver their
+	// initial events: two streams closed before the bookmark that ends
+	// them, or one that goes quiet without it for a few seconds or sends
+	// a bookmark without its annotation; after such a sync, each relist
+	// tries one stream first (see Reflector.UsesWatchList).
 	WatchList bool
 	// PageSize, if positive, pages every list by that many objects. 0 pages
 	// by 500 lists that the watch cache cannot serve whole (at "" or "0",
@@ -142,7 +152,8 @@ type Config[L List] struct {
 	// Version, if set, is where the reflector publishes the version its
 	// sink is at; nil means a Version of its own.
 	Version *Version
-	// Clock tells time for backoff, timeouts and the watch-list fallback;
+	// Clock tells time for backoff, timeouts and the watch-list fallback
+	// (how long a stream may go without the end of its initial events);
 	// nil means the real clock.
 	Clock clock.WithTicker
 	// OnError is told about every failed request and bad event.

@@ -3,6 +3,7 @@ package reflector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -19,10 +21,32 @@ import (
 
 const (
 	defaultPageSize = 500
-	// watchListQuiet is how long a watch-list stream may stay silent before
-	// its end bookmark; a server that ignores sendInitialEvents never sends
-	// one, so after this long the reflector falls back to list and watch.
-	watchListQuiet = 30 * time.Second
+	// watchListIdle is how long a watch-list stream may send nothing, from
+	// its request or its last event, before the bookmark that ends its
+	// initial events; after that the reflector lists instead. A server
+	// that honours sendInitialEvents sends that bookmark soon after the
+	// initial events: kube-apiserver's watch cache serves the initial
+	// events from memory, in one run, as soon as the request is answered,
+	// and sends the bookmark from its bookmark timer, which ticks every
+	// 1 to 1.25 seconds; its etcd path sends the bookmark right after the
+	// initial events. A stream quiet for longer has most likely lost that
+	// bookmark (a proxy that drops it) or was never going to send it (a
+	// server that ignores sendInitialEvents). Three seconds leave the
+	// timer's 1.25 seconds twice over for a loaded server; a stream
+	// mistaken for a lost one costs a list, never correctness.
+	watchListIdle = 3 * time.Second
+	// watchListChanges is the outer bound: how long a watch-list stream
+	// may send changes (Modified or Deleted events, which a server that
+	// honours sendInitialEvents sends only after the initial events, and
+	// for about a second before the end bookmark) without that bookmark.
+	// A stream that never goes quiet, from a server that ignores
+	// sendInitialEvents on a busy resource, falls back after this long.
+	watchListChanges = 30 * time.Second
+	// watchListTries is how many watch-list streams in a row may close
+	// before their end bookmark, with backoff between them, before the
+	// reflector lists instead; once it has listed so, each later relist
+	// tries one stream.
+	watchListTries = 2
 	// shortWatch is how soon a watch may close without events before the
 	// reflector takes it for a failing server and backs off.
 	shortWatch = time.Second
@@ -66,7 +90,14 @@ type Reflector[T Object, L List] struct {
 
 	published *Version // rv as of the last flush, for other goroutines
 
-	mu        sync.Mutex
+	// streamable says that syncs try watch-list streaming: the config asks
+	// for it, client-go's WatchListClient feature gate is on, and the
+	// server did not refuse it. Only the goroutine running Run uses it.
+	streamable bool
+
+	mu sync.Mutex
+	// watchList says that the last sync got the server's state by
+	// watch-list streaming, or that the next one will try it first.
 	watchList bool
 }
 
@@ -97,15 +128,22 @@ func New[T Object, L List](cfg Config[L], sink Sink[T]) *Reflector[T, L] {
 	if cfg.ResourceVersion != "" {
 		published.Set(cfg.ResourceVersion)
 	}
+	log = log.WithValues("resource", cfg.Description)
+	streamable := cfg.WatchList
+	if streamable && !clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient) {
+		log.V(2).Info("Client-go's WatchListClient feature gate is off; listing instead of watch-list streaming")
+		streamable = false
+	}
 	return &Reflector[T, L]{
-		cfg:       cfg,
-		sink:      sink,
-		log:       log.WithValues("resource", cfg.Description),
-		clock:     clk,
-		delay:     backoff.DelayWithReset(clk, 2*time.Minute),
-		watchList: cfg.WatchList,
-		rv:        cfg.ResourceVersion,
-		published: published,
+		cfg:        cfg,
+		sink:       sink,
+		log:        log,
+		clock:      clk,
+		delay:      backoff.DelayWithReset(clk, 2*time.Minute),
+		streamable: streamable,
+		watchList:  streamable,
+		rv:         cfg.ResourceVersion,
+		published:  published,
 	}
 }
 
@@ -126,12 +164,27 @@ func (r *Reflector[T, L]) LastEvent() time.Time {
 	return time.Time{}
 }
 
-// UsesWatchList reports whether the next initial sync will try watch-list
-// streaming; it turns false once the server refused it.
+// UsesWatchList reports whether the reflector gets the server's state by
+// watch-list streaming. It is false when the config does not ask for
+// streaming or client-go's WatchListClient feature gate is off, and for
+// good once the server refused a watch-list request. It turns false too
+// when a sync had to list because its streams did not deliver their
+// initial events (closed, or went quiet, before the bookmark that ends
+// them); each later relist then tries one stream first, and it turns true
+// again once a stream delivers.
 func (r *Reflector[T, L]) UsesWatchList() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.watchList
+}
+
+// setWatchList records whether the sink's state came by streaming, and
+// reports what it was before.
+func (r *Reflector[T, L]) setWatchList(on bool) (was bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	was, r.watchList = r.watchList, on
+	return was
 }
 
 // Run lists and watches until ctx ends, backing off between failures.
@@ -181,7 +234,7 @@ func (r *Reflector[T, L]) syncState(ctx context.Context) (watch.Interface, bool)
 	r.syncStart = r.clock.Now()
 	r.lastProgress = r.syncStart
 	r.received.Store(0)
-	if r.UsesWatchList() {
+	if r.streamable {
 		if w := r.streamInitialEvents(ctx); w != nil {
 			return w, true
 		}
@@ -192,7 +245,20 @@ func (r *Reflector[T, L]) syncState(ctx context.Context) (watch.Interface, bool)
 // streamInitialEvents gets the initial state with a watch-list request and
 // returns the watch, left open, once the server marked the end of the
 // initial events. It returns nil when the caller should list instead.
+//
+// A stream that closes before that end is asked for again after a backoff
+// delay, up to watchListTries streams in all, or just one once a sync has
+// had to list so (see UsesWatchList): a proxy that cuts every stream at
+// the bookmark, which would otherwise be asked for again and again, costs
+// a stream or two per sync. A stream that ends otherwise without
+// delivering its initial events (see errNoInitialEventsEnd) is not asked
+// for again in this sync.
 func (r *Reflector[T, L]) streamInitialEvents(ctx context.Context) watch.Interface {
+	tries := 1
+	if r.UsesWatchList() {
+		tries = watchListTries
+	}
+	closed := 0 // streams closed before the end of their initial events
 	for ctx.Err() == nil {
 		r.request(OpWatchList)
 		start := r.clock.Now()
@@ -213,6 +279,9 @@ func (r *Reflector[T, L]) streamInitialEvents(ctx context.Context) watch.Interfa
 				r.publish()
 				r.cfg.OnSuccess(OpWatchList)
 				r.syncDone(OpWatchList)
+				if !r.setWatchList(true) {
+					r.log.Info("Watch-list streaming delivered the initial events again; streaming from now on")
+				}
 				r.sink.Watching()
 				return w
 			}
@@ -220,18 +289,32 @@ func (r *Reflector[T, L]) streamInitialEvents(ctx context.Context) watch.Interfa
 			if ctx.Err() != nil {
 				return nil
 			}
-			if err == nil {
-				continue // closed before the end bookmark: stream again
+			switch {
+			case err == nil:
+				err = errClosedBeforeEnd
+			case errors.Is(err, errShortWatch):
+				err = fmt.Errorf("%w: %w", errClosedBeforeEnd, err)
 			}
 		}
 		switch {
-		case errors.Is(err, errNoInitialEventsEnd) || refusesWatchList(err):
+		case errors.Is(err, errClosedBeforeEnd):
+			if closed++; closed >= tries {
+				r.fallBack(closed, err)
+				return nil
+			}
+			r.log.V(2).Info("Watch-list stream ended early; streaming again after a delay", "err", err)
+			if !r.sleep(ctx, r.delay()) {
+				return nil
+			}
+		case errors.Is(err, errNoInitialEventsEnd):
+			r.fallBack(closed+1, err)
+			return nil
+		case refusesWatchList(err):
 			// Expected of older servers and of sources without streaming:
 			// not an error, just the other way to get the initial state.
 			r.log.V(2).Info("Server does not serve watch-list; using list and watch", "err", err)
-			r.mu.Lock()
-			r.watchList = false
-			r.mu.Unlock()
+			r.streamable = false
+			r.setWatchList(false)
 			return nil
 		case isRetriable(err):
 			r.cfg.OnError(OpWatchList, err)
@@ -251,7 +334,35 @@ func (r *Reflector[T, L]) streamInitialEvents(ctx context.Context) watch.Interfa
 	return nil
 }
 
-var errNoInitialEventsEnd = errors.New("watch-list stream went quiet without the " + metav1.InitialEventsAnnotationKey + " bookmark")
+// fallBack records that this sync lists, after streams streams did not
+// deliver their initial events, the last for reason. It logs at Info when
+// the reflector stops streaming, not at each relist that tries again.
+func (r *Reflector[T, L]) fallBack(streams int, reason error) {
+	if r.setWatchList(false) {
+		r.log.Info("Watch-list streaming did not deliver the initial events; listing instead, and trying one stream again at each later relist",
+			"streams", streams, "reason", reason.Error())
+		return
+	}
+	r.log.V(2).Info("Watch-list streaming did not deliver the initial events again; listing", "streams", streams, "reason", reason.Error())
+}
+
+// The ways a watch-list stream fails to deliver its initial events.
+var (
+	// errClosedBeforeEnd: the stream closed, without an error, before
+	// the bookmark that ends the initial events, as a proxy that cuts
+	// streams at that bookmark closes it.
+	errClosedBeforeEnd = errors.New("watch-list stream closed before the " + metav1.InitialEventsAnnotationKey + " bookmark")
+	// errNoInitialEventsEnd: the stream goes on, but shows that the end
+	// of its initial events is not coming; its causes follow.
+	errNoInitialEventsEnd = errors.New("watch-list stream without the " + metav1.InitialEventsAnnotationKey + " bookmark")
+	// errIdle: nothing came for watchListIdle.
+	errIdle = fmt.Errorf("%w: nothing for %v", errNoInitialEventsEnd, watchListIdle)
+	// errBookmarkNotEnd: a bookmark came without the annotation, as from
+	// a server that took the request for a plain watch.
+	errBookmarkNotEnd = fmt.Errorf("%w: a bookmark without that annotation, as from a server that ignores sendInitialEvents", errNoInitialEventsEnd)
+	// errChangesNotEnd: changes came for watchListChanges.
+	errChangesNotEnd = fmt.Errorf("%w: changes for %v", errNoInitialEventsEnd, watchListChanges)
+)
 
 // watch follows watch streams from the last resource version, reopening them
 // when they time out, until one fails in a way that needs a relist. w, if
@@ -400,9 +511,19 @@ func (r *Reflector[T, L]) logProgress() {
 // informer.
 func (r *Reflector[T, L]) stop(w watch.Interface) {
 	w.Stop()
+	ch := w.ResultChan()
+	for drained := false; !drained; {
+		select {
+		case _, open := <-ch:
+			if !open {
+				return // closed by Stop already: no timer needed
+			}
+		default:
+			drained = true
+		}
+	}
 	timeout := r.clock.NewTimer(stopWait)
 	defer timeout.Stop()
-	ch := w.ResultChan()
 	for {
 		select {
 		case _, open := <-ch:

@@ -377,24 +377,6 @@ func TestWatchListPublishesAfterSweep(t *testing.T) {
 	assert.Equal(t, []string{"start", "put a", "finish"}, sink.get())
 }
 
-// A watch-list stream that goes quiet for 30 seconds without its end
-// bookmark (a server that ignores sendInitialEvents) makes the reflector
-// list and watch instead.
-func TestWatchListQuietFallsBackToList(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.Now())
-	s := &scripted{watches: make(chan *watch.FakeWatcher, 10), lists: []listCall{{resp: podList("10", "", "b")}}}
-	sink := newSink()
-	startWithClock(t, s, sink, clk, true)
-	stream := <-s.watches
-	stream.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "a", ResourceVersion: "9"}})
-	require.Eventually(t, func() bool { return len(sink.get()) == 2 }, 10*time.Second, time.Millisecond, "the event applied")
-	require.Empty(t, s.listOpts())
-	stepUntil(t, clk, watchListQuiet/3, func() bool { return len(s.listOpts()) > 0 })
-	<-s.watches
-	<-sink.synced
-	assert.Equal(t, []string{"start", "put a", "start", "put b", "finish"}, sink.get())
-}
-
 // A watch that closes within a second without events counts as a failing
 // server: the reflector relists, as client-go does. One that closes later
 // resumes from its version.

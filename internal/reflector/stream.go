@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 )
 
 // streamKind says what a watch stream starts with.
@@ -26,12 +27,14 @@ const (
 
 // stream is a watch being read, with what consume tracks about it.
 type stream struct {
-	w         watch.Interface
-	kind      streamKind
-	start     time.Time
-	last      time.Time // when the last event arrived
-	events    int
-	unflushed int // changes applied since the sink's last Flush
+	w     watch.Interface
+	kind  streamKind
+	start time.Time
+	// last is when the last event arrived, and changed when the first
+	// Modified or Deleted event did: kept for initial events only.
+	last, changed time.Time
+	events        int
+	unflushed     int // changes applied since the sink's last Flush
 }
 
 // newStream returns the stream of w, which was requested at start.
@@ -41,13 +44,19 @@ func newStream(w watch.Interface, start time.Time, kind streamKind) *stream {
 
 // consume applies the events of s to the sink until the stream closes or
 // fails. A watch-list stream returns true, leaving it open, at the
-// bookmark that ends the initial events.
+// bookmark that ends the initial events, and fails with an error of
+// errNoInitialEventsEnd when that bookmark is overdue (see watchListIdle
+// and watchListChanges).
 func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) {
-	var quiet <-chan time.Time
+	// The idle timer of initial events is not reset at each event, which
+	// a stream of thousands would pay for: when it fires, it is set again
+	// for what is left of watchListIdle after the last event.
+	var idle clock.Timer
+	var idleC <-chan time.Time
 	if s.kind == streamInitial {
-		t := r.clock.NewTicker(watchListQuiet / 3)
-		defer t.Stop()
-		quiet = t.C()
+		idle = r.clock.NewTimer(watchListIdle)
+		defer idle.Stop()
+		idleC = idle.C()
 	}
 	ch := s.w.ResultChan()
 	for {
@@ -59,13 +68,13 @@ func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) 
 			select {
 			case <-ctx.Done():
 				return false, ctx.Err()
-			case <-quiet:
+			case <-idleC:
 				if s.unflushed > 0 {
 					r.sink.Flush()
 					s.unflushed = 0
 				}
-				if r.clock.Since(s.last) > watchListQuiet {
-					return false, errNoInitialEventsEnd
+				if err := r.initialEventsOverdue(s, idle); err != nil {
+					return false, err
 				}
 				continue
 			case ev, open = <-ch:
@@ -81,10 +90,16 @@ func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) 
 			return false, nil
 		}
 		s.events++
-		if quiet != nil { // only a watch-list's initial events are timed
+		if idle != nil { // only a watch-list's initial events are timed
 			s.last = r.clock.Now()
+			if (ev.Type == watch.Modified || ev.Type == watch.Deleted) && s.changed.IsZero() {
+				s.changed = s.last
+			}
 		}
 		ended, err := r.apply(s, ev)
+		if err == nil && idle != nil && !s.changed.IsZero() && s.last.Sub(s.changed) >= watchListChanges {
+			err = errChangesNotEnd
+		}
 		if err != nil {
 			if s.unflushed > 0 {
 				r.sink.Flush()
@@ -103,10 +118,10 @@ func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) 
 		// Flush when the next event is not already waiting, or after a long
 		// run, so handlers are woken once per burst; a long run also checks
 		// ctx, which the fast path above does not. A watch-list's initial
-		// events are flushed by runs only: the channel of a stream is
-		// short or unbuffered (client-go's), so it is often empty between
-		// events, and waking handlers for each event of a stream of
-		// thousands costs a goroutine switch per object.
+		// events are flushed by runs, and by the idle timer: the channel
+		// of a stream is short or unbuffered (client-go's), so it is often
+		// empty between events, and waking handlers for each event of a
+		// stream of thousands costs a goroutine switch per object.
 		if s.unflushed++; s.unflushed >= flushEvery || len(ch) == 0 && s.kind != streamInitial {
 			r.sink.Flush()
 			r.publish()
@@ -119,6 +134,23 @@ func (r *Reflector[T, L]) consume(ctx context.Context, s *stream) (bool, error) 
 			}
 		}
 	}
+}
+
+// initialEventsOverdue is called when the idle timer of a watch-list
+// stream s fires. It returns the error of a stream whose end bookmark is
+// overdue, and otherwise sets idle again for the rest of watchListIdle
+// after the last event.
+func (r *Reflector[T, L]) initialEventsOverdue(s *stream, idle clock.Timer) error {
+	now := r.clock.Now()
+	if !s.changed.IsZero() && now.Sub(s.changed) >= watchListChanges {
+		return errChangesNotEnd
+	}
+	quiet := now.Sub(s.last)
+	if quiet >= watchListIdle {
+		return errIdle
+	}
+	idle.Reset(watchListIdle - quiet)
+	return nil
 }
 
 // apply hands one event to the sink and advances the resource version. It
@@ -150,7 +182,14 @@ func (r *Reflector[T, L]) apply(s *stream, ev watch.Event) (ended bool, err erro
 	case watch.Deleted:
 		r.sink.Delete(obj)
 	case watch.Bookmark:
-		ended = s.kind == streamInitial && obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+		if s.kind == streamInitial {
+			if obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
+				// A server that honours sendInitialEvents annotates its
+				// first bookmark; its version would not be a resume point.
+				return false, errBookmarkNotEnd
+			}
+			ended = true
+		}
 	default:
 		r.cfg.OnError(OpDecode, fmt.Errorf("%s: unknown watch event type %q", r.cfg.Description, ev.Type))
 		return false, nil
