@@ -27,7 +27,9 @@
 //     bookmark would wait forever. So client-go runs with the gate off:
 //     benchNewClientGo, which builds every client-go informer over a fake
 //     watcher, and BenchmarkEndToEnd turn it off first (benchWatchListOff)
-//     and fail if it is still on. Ours gets ListWatch.DisableWatchList.
+//     and fail if it is still on. Ours honours the gate too, and gets
+//     ListWatch.DisableWatchList besides; BenchmarkEndToEnd turns the gate
+//     on for the syncs of ours that stream.
 //     Both list, then watch the same kind of fake watcher. The setting
 //     holds from the first such benchmark to the end of the test binary;
 //     the tests and examples, which run before any benchmark, keep
@@ -1136,9 +1138,9 @@ func benchE2ESyncs[T informers.Object, L informers.List](cs kubernetes.Interface
 	return []benchE2ESync{
 		{"clientgo", false, clientGo},
 		{"clientgo-watchlist", true, clientGo},
-		{"informers", false, ours(informers.FactoryOptions{Namespace: ns})},
-		{"informers-nodecoder", false, ours(informers.FactoryOptions{Namespace: ns, DisableDecoder: true})},
-		{"informers-intern", false, ours(informers.FactoryOptions{Namespace: ns, DisableDecoder: true, Intern: true})},
+		{"informers", true, ours(informers.FactoryOptions{Namespace: ns})},
+		{"informers-nodecoder", true, ours(informers.FactoryOptions{Namespace: ns, DisableDecoder: true})},
+		{"informers-intern", true, ours(informers.FactoryOptions{Namespace: ns, DisableDecoder: true, Intern: true})},
 		{"wire-floor", false, benchWireFloor(cs, ns, gvr, reflect.TypeFor[T]().Elem().Name())},
 		{"informers-list", false, func(ctx context.Context) (func(), error) {
 			lw := informers.FromClient[T](client)

@@ -13,6 +13,7 @@ import (
 	"github.com/kubetyped/informers/internal/apiclient"
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
+	"github.com/kubetyped/informers/internal/store"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
@@ -82,3 +83,7 @@ func JSONListWatch[T Object](list func(metav1.ListOptions) ([]byte, error), stre
 			return watchstream.FromResponse(ctx, stream(), "application/json", kind, watchstream.Decoders[T]{JSON: apiclient.JSONEventDecoder(dec, newT)})
 		}), nil
 }
+
+// StoreNamespaceIndex is the store's name of its namespace index, which
+// NamespaceIndex spells out for go doc.
+const StoreNamespaceIndex = store.NamespaceIndex

@@ -6,12 +6,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/kubetyped/informers/internal/store"
 )
 
 // NamespaceIndex is the name of the built-in index by namespace.
-const NamespaceIndex = store.NamespaceIndex
+const NamespaceIndex = "namespace"
 
 // Index is a named index over an informer's cache, returned by AddIndex.
 type Index[T Object] struct {

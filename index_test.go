@@ -107,3 +107,7 @@ func TestIndexFuncPanic(t *testing.T) {
 	require.ErrorAs(t, reported[0], &ixErr)
 	assert.Equal(t, "a/boom", ixErr.Key.String())
 }
+
+func TestNamespaceIndexIsTheStores(t *testing.T) {
+	require.Equal(t, informers.StoreNamespaceIndex, informers.NamespaceIndex)
+}

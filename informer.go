@@ -248,6 +248,8 @@ func (i *SharedInformer[T]) startListener(l *dispatch.Listener[T]) {
 
 // HasSynced reports whether the cache holds a complete list and a watch
 // follows it. Handlers may still be delivering; see Registration.HasSynced.
+// It is there for code written for client-go's informers, as is Synced;
+// to wait, call WaitForSync, which says why a cache does not sync.
 func (i *SharedInformer[T]) HasSynced() bool { return i.writer.hasSynced() }
 
 // Synced is closed once the cache has synced, for code that waits on a
@@ -260,11 +262,32 @@ func (i *SharedInformer[T]) Synced() <-chan struct{} { return i.writer.syncedCha
 // (403 Forbidden, 401, 404 for a resource the server does not serve...).
 // With Options.WaitForResource, a 404 is waited out: the error, if ctx
 // ends, says the informer is waiting for its resource.
-// The informer keeps retrying in the background either way.
+// The informer keeps retrying in the background either way. A sharded
+// informer has synced once it holds the shard it was last given, by
+// Options.Shard or SetShardRanges.
 func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 	if i.failed != nil {
 		return i.failed
 	}
+	if err := i.waitForCache(ctx); err != nil {
+		return err
+	}
+	st := i.shards()
+	if st == nil {
+		return nil
+	}
+	select {
+	case <-st.syncedChan():
+		return nil
+	case <-i.stopped:
+		return &NotSyncedError{Resource: i.cfg.desc, LastErr: i.LastError(), Err: ErrStopped}
+	case <-ctx.Done():
+		return &NotSyncedError{Resource: i.cfg.desc, LastErr: i.LastError(), Err: ctx.Err()}
+	}
+}
+
+// waitForCache is WaitForSync but for the shard.
+func (i *SharedInformer[T]) waitForCache(ctx context.Context) error {
 	for {
 		i.mu.Lock()
 		lastErr, changed, state := i.lastErr, i.errChanged, i.state
@@ -303,8 +326,12 @@ func (i *SharedInformer[T]) LastError() error {
 func (i *SharedInformer[T]) LastSyncResourceVersion() string { return i.Stats().ResourceVersion }
 
 // UsesWatchList reports whether the informer gets its initial state by
-// watch-list streaming rather than by listing. It turns false when the
-// server refuses streaming. It is Stats().WatchList.
+// watch-list streaming rather than by listing: false with
+// Options.DisableWatchList or with client-go's WatchListClient feature
+// gate off (KUBE_FEATURE_WatchListClient=false), false for good once the
+// server refuses streaming, and false while the informer lists because
+// streams ended before their initial events did (true again once a stream
+// delivers them). It is Stats().WatchList.
 func (i *SharedInformer[T]) UsesWatchList() bool { return i.Stats().WatchList }
 
 // Name returns the informer's name in metrics: Options.Name, or one made

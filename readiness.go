@@ -79,10 +79,12 @@ func ReadyCheck(syncers ...Syncer) func(*http.Request) error {
 }
 
 // ReadyCheck returns a readiness check, as the package's ReadyCheck, over
-// the given syncers or, with none, over every informer of the factory and
-// every handler added to them (those removed for exceeding their queue
-// limit included), those requested later too, and the requests Informer
-// could not serve. It fails before Start.
+// every informer of the factory and every handler added to them (those
+// removed for exceeding their queue limit included), those requested later
+// too, and the requests Informer could not serve. It fails before Start.
+//
+// Calling it with syncers is deprecated: it is the package-level
+// ReadyCheck(syncers...), which is what it returns then.
 func (f *Factory) ReadyCheck(syncers ...Syncer) func(*http.Request) error {
 	if len(syncers) > 0 {
 		return ReadyCheck(syncers...)

@@ -73,6 +73,9 @@ func (i *SharedInformer[T]) SetShardRanges(ctx context.Context, ranges ...shard.
 // told without polling Shard().Synced. Each SetShardRanges that changes the
 // ranges starts a new channel, so call it again after one. For an
 // informer made without Options.Shard it is Synced.
+//
+// Deprecated: WaitForSync waits for the shard last given, and
+// SetShardRanges returns once the informer holds it.
 func (i *SharedInformer[T]) ShardSynced() <-chan struct{} {
 	st := i.shards()
 	if st == nil {
