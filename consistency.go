@@ -12,6 +12,11 @@ import (
 // the latest with the bookmark the API server sends every minute; a
 // Tracker decides from the informer's selectors not to wait for those.
 //
+// An informer that watches each selected namespace on its own
+// (NamespaceModePerNamespace) has reached rv once every watched namespace
+// has, which a quiet one does only at its next bookmark: a Tracker waits
+// for the namespace of a write alone.
+//
 // It waits for the cache to sync first. It returns a *VersionError at once
 // if rv, or the cache's version, cannot be compared, a *ConsistencyError if
 // ctx ends or the informer stops first, and the error of WaitForSync if

@@ -272,7 +272,7 @@ func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 	if err := i.waitForCache(ctx); err != nil {
 		return err
 	}
-	st := i.shards()
+	st := shardsOf(i.scope)
 	if st == nil {
 		return nil
 	}

@@ -142,6 +142,19 @@ func (st *shardState) observeList(l List) {
 	}
 }
 
+// resharder is implemented by the scopes that can hold a shard: those of
+// Options.Shard, with a NamespaceSelector or not. shards returns nil for
+// one that does not.
+type resharder interface{ shards() *shardState }
+
+// shardsOf returns the shard that sc holds, or nil if it holds none.
+func shardsOf[T Object](sc scope[T]) *shardState {
+	if r, ok := sc.(resharder); ok {
+		return r.shards()
+	}
+	return nil
+}
+
 // shardScope is the scope of a sharded informer: one reflector per shard
 // it is given, in turn, feeding the writer through a shardSink.
 type shardScope[T Object] struct {

@@ -10,19 +10,6 @@ import (
 // shard.Status (shard.FilterNone) if the informer is not sharded.
 func (i *SharedInformer[T]) Shard() shard.Status { return i.scope.report().shard }
 
-// resharder is implemented by the scopes that can hold a shard: those of
-// Options.Shard, with a NamespaceSelector or not. shards returns nil for
-// one that does not.
-type resharder interface{ shards() *shardState }
-
-// shards returns the informer's shard, or nil if it is not sharded.
-func (i *SharedInformer[T]) shards() *shardState {
-	if r, ok := i.scope.(resharder); ok {
-		return r.shards()
-	}
-	return nil
-}
-
 // SetShardRanges re-scopes a sharded informer to ranges of the same field.
 // The informer lists the new shard from the version it is at, and watches
 // it: handlers see objects entering the shard as adds, and objects
@@ -38,7 +25,7 @@ func (i *SharedInformer[T]) SetShardRanges(ctx context.Context, ranges ...shard.
 	if i.failed != nil {
 		return i.failed
 	}
-	st := i.shards()
+	st := shardsOf(i.scope)
 	if st == nil {
 		return errorf("%s: SetShardRanges on an informer made without Options.Shard", i.cfg.desc)
 	}
@@ -77,7 +64,7 @@ func (i *SharedInformer[T]) SetShardRanges(ctx context.Context, ranges ...shard.
 // Deprecated: WaitForSync waits for the shard last given, and
 // SetShardRanges returns once the informer holds it.
 func (i *SharedInformer[T]) ShardSynced() <-chan struct{} {
-	st := i.shards()
+	st := shardsOf(i.scope)
 	if st == nil {
 		return i.Synced()
 	}
