@@ -51,6 +51,9 @@ type config[T Object] struct {
 	staleness       *StalenessOptions
 	listLimiter     reflector.Limiter // a Factory's bound on concurrent lists
 	noWatchList     bool              // list, then watch, never a watch-list
+	// failOnUndecodable makes readiness fail while objects cannot be
+	// decoded.
+	failOnUndecodable bool
 	// tweak edits every request last but for the list-watch's own tweak:
 	// a Factory's FactoryOptions.Tweak.
 	tweak func(*metav1.ListOptions)
@@ -85,6 +88,8 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 		staleness:       cmp.Or(o.Staleness, f.Staleness),
 		namespaceMode:   cmp.Or(o.NamespaceMode, f.NamespaceMode),
 		tweak:           f.Tweak,
+
+		failOnUndecodable: o.FailReadinessOnUndecodable,
 	}
 	if c.onError == nil {
 		c.onError = f.OnError

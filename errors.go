@@ -260,3 +260,47 @@ func (e *VersionError) Error() string {
 }
 
 func (e *VersionError) Unwrap() error { return e.Err }
+
+// UndecodableObjectError says that the server has an object of the
+// informer's resource that cannot be decoded into its Go type: a field of
+// the wrong type or out of range, as a custom resource whose schema
+// preserves unknown fields lets through. The object is named by its
+// metadata, which decoded; Err is the decoder's error, naming the field.
+//
+// Every other object of the resource is cached and delivered all the
+// same. The cache keeps the object's last state that decoded, if any, and
+// handlers are told nothing of it until it decodes again (an update) or
+// is deleted; it is never reported deleted while the server has it.
+// OnError (or the log) gets the error once per version of the object,
+// InformerStats.Undecodable counts such objects, a Tracker returns the
+// error for a write of one, and, with Options.FailReadinessOnUndecodable,
+// ReadyCheck fails while there is one.
+type UndecodableObjectError struct {
+	Resource        string
+	Key             types.NamespacedName
+	UID             types.UID
+	ResourceVersion string
+	Err             error
+}
+
+func (e *UndecodableObjectError) Error() string {
+	return message("%s: cannot decode %s (uid %s, resourceVersion %s): %v", e.Resource, e.Key, e.UID, e.ResourceVersion, e.Err)
+}
+
+func (e *UndecodableObjectError) Unwrap() error { return e.Err }
+
+// UndecodableObjectsError is ReadyCheck's error for an informer with
+// Options.FailReadinessOnUndecodable while objects of its resource cannot
+// be decoded.
+type UndecodableObjectsError struct {
+	Resource string
+	Objects  []*UndecodableObjectError
+}
+
+func (e *UndecodableObjectsError) Error() string {
+	first := ""
+	if len(e.Objects) > 0 {
+		first = ", first " + e.Objects[0].Key.String() + ": " + e.Objects[0].Err.Error()
+	}
+	return message("%s: %d objects cannot be decoded%s", e.Resource, len(e.Objects), first)
+}

@@ -341,7 +341,7 @@ func (i *SharedInformer[T]) Name() string { return i.cfg.name }
 // Stats returns a snapshot of the informer's state.
 func (i *SharedInformer[T]) Stats() InformerStats {
 	sr := i.scope.report()
-	st := InformerStats{Objects: i.store.Len(), Synced: i.HasSynced(), Shard: sr.shard}
+	st := InformerStats{Objects: i.store.Len(), Synced: i.HasSynced(), Shard: sr.shard, Undecodable: i.writer.bad.len()}
 	st.Staleness, _ = i.stalenessNow()
 	refl := i.scope.running()
 	if refl == nil {
@@ -637,12 +637,16 @@ func (i *SharedInformer[T]) stalenessNow() (Staleness, bool) {
 	return i.staleness.measure(i.cfg.desc, i.scope.progress(""), time.Now()), true
 }
 
-// staleErr returns a *StalenessError if the cache lags the server by more
-// than the threshold of its staleness monitor.
-func (i *SharedInformer[T]) staleErr() error {
-	st, ok := i.stalenessNow()
-	if !ok || !i.staleness.over(st) {
-		return nil
+// unhealthy returns why a synced informer is not ready: a
+// *StalenessError if the cache lags the server by more than the threshold
+// of its staleness monitor, or, with Options.FailReadinessOnUndecodable, an
+// *UndecodableObjectsError while objects cannot be decoded.
+func (i *SharedInformer[T]) unhealthy() error {
+	if st, ok := i.stalenessNow(); ok && i.staleness.over(st) {
+		return &StalenessError{Resource: i.cfg.desc, Staleness: st, Threshold: i.staleness.opts.Threshold}
 	}
-	return &StalenessError{Resource: i.cfg.desc, Staleness: st, Threshold: i.staleness.opts.Threshold}
+	if i.cfg.failOnUndecodable && i.writer.bad.len() > 0 {
+		return &UndecodableObjectsError{Resource: i.cfg.desc, Objects: i.writer.bad.all()}
+	}
+	return nil
 }

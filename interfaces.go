@@ -61,7 +61,7 @@ type AnyInformer interface {
 	stopUnstarted()
 	free()
 	busyHandlers() []string
-	staleErr() error
+	unhealthy() error
 	registrations() []Syncer
 }
 
@@ -120,6 +120,9 @@ type InformerStats struct {
 	// an informer with a staleness monitor (Options.Staleness); zero
 	// otherwise.
 	Staleness Staleness
+	// Undecodable is the number of objects the server has that cannot be
+	// decoded into the informer's Go type (see UndecodableObjectError).
+	Undecodable int
 	// Shard is the shard of a sharded informer (Options.Shard), with
 	// whether the server or the client filters it; its Filter is
 	// shard.FilterNone for an informer that is not sharded.

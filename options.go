@@ -114,6 +114,13 @@ type Options[T Object] struct {
 	// a resource and selection decides. NewInformer's sources choose
 	// with ListWatch.DisableWatchList.
 	DisableWatchList bool
+	// FailReadinessOnUndecodable makes ReadyCheck fail, with an
+	// *UndecodableObjectsError, while the server has objects of the
+	// resource that cannot be decoded into T. By default one tenant's bad
+	// object does not make a controller unready: every other object is
+	// cached, the bad one is named (UndecodableObjectError) and counted
+	// (InformerStats.Undecodable).
+	FailReadinessOnUndecodable bool
 	// WaitForResource makes WaitForSync wait for a resource that is not
 	// served yet (a custom resource whose definition is not installed),
 	// saying it is waiting for it, instead of failing at once with the

@@ -130,7 +130,7 @@ func notReadyOne(s Syncer) error {
 		if !s.HasSynced() {
 			return &NotSyncedError{Resource: s.String(), LastErr: s.LastError()}
 		}
-		if err := s.staleErr(); err != nil {
+		if err := s.unhealthy(); err != nil {
 			return err
 		}
 	case AnyRegistration:

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kubetyped/informers/internal/reflector"
@@ -254,7 +255,7 @@ func (s *namespaceSink[T]) Watching() {
 }
 
 // keep reports whether obj is of a selected namespace and in the shard.
-func (s *namespaceSink[T]) keep(obj T) bool {
+func (s *namespaceSink[T]) keep(obj metav1.Object) bool {
 	if ns := obj.GetNamespace(); ns != "" && !s.want[ns] {
 		return false // cluster-scoped objects have no namespace to select
 	}

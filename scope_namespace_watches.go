@@ -339,6 +339,15 @@ func (s *namespaceListSink[T]) Delete(obj T) {
 	s.p.env.w.Delete(obj)
 }
 
+func (s *namespaceListSink[T]) Undecodable(u reflector.Undecodable, deleted bool) {
+	if ns, _, _, _ := u.Identity(); ns != s.namespace {
+		return
+	}
+	s.p.wmu.Lock()
+	defer s.p.wmu.Unlock()
+	s.p.env.w.undecodableIn(s.gen, u, deleted)
+}
+
 func (s *namespaceListSink[T]) FinishList() {
 	s.p.wmu.Lock()
 	defer s.p.wmu.Unlock()

@@ -235,7 +235,7 @@ func (s *shardScope[T]) run(ctx context.Context, env scopeEnv[T]) {
 // alike.
 type filterSink[T Object] struct {
 	w       *writer[T]
-	accepts func(T) bool
+	accepts func(metav1.Object) bool
 }
 
 func (s *filterSink[T]) StartList() { s.w.StartList() }
@@ -253,6 +253,19 @@ func (s *filterSink[T]) Delete(obj T) {
 }
 
 func (s *filterSink[T]) Flush() { s.w.Flush() }
+
+func (s *filterSink[T]) Undecodable(u reflector.Undecodable, deleted bool) {
+	if s.accepts(metaOf(u)) {
+		s.w.Undecodable(u, deleted)
+	}
+}
+
+// metaOf returns the metadata of an object that could not be decoded,
+// for what selects objects by metadata.
+func metaOf(u reflector.Undecodable) metav1.Object {
+	ns, name, uid, rv := u.Identity()
+	return &metav1.ObjectMeta{Namespace: ns, Name: name, UID: uid, ResourceVersion: rv}
+}
 
 // shardSink drops objects outside its shard, and, at the end of the
 // shard's first list, evicts the cached objects outside it.
@@ -300,7 +313,7 @@ func (s *shardSink[T]) Watching() {
 }
 
 // keep counts obj and reports whether it is in the shard.
-func (s *shardSink[T]) keep(obj T) bool {
+func (s *shardSink[T]) keep(obj metav1.Object) bool {
 	s.st.received.Add(1)
 	if s.shard.Contains(obj) {
 		return true

@@ -295,6 +295,13 @@ func (t *Tracker[T]) shows(w write, byVersion bool) (bool, error) {
 	if w.rv == "" && !w.gone {
 		return false, &VersionError{Resource: t.inf.cfg.desc, Version: w.rv, Err: errors.New("the server returned no resource version")}
 	}
+	if e := t.inf.writer.undecodable(w.obj); e != nil && !w.gone {
+		// The server has the object at a version that cannot be decoded:
+		// no wait will show it.
+		if reached, err := t.inf.reached(e.ResourceVersion, w.rv); w.rv == "" || err == nil && reached {
+			return false, e
+		}
+	}
 	if w.rv != "" && byVersion {
 		if have := t.inf.scope.progress(w.obj.Namespace); have != "" {
 			if reached, err := t.inf.reached(have, w.rv); err != nil || reached {

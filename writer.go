@@ -41,6 +41,9 @@ type writer[T Object] struct {
 	syncedCh chan struct{}
 	syncedAt atomic.Int64
 
+	// bad are the objects the server has that could not be decoded.
+	bad undecodables
+
 	gen     uint64 // the current list generation
 	lastGen uint64 // the last generation handed out
 	scratch []store.Key
@@ -158,6 +161,7 @@ func (w *writer[T]) Put(obj T, from reflector.Origin) {
 		w.interning.intern(w.store, key, obj)
 		key = store.KeyOf(obj) // the same key, in the interned strings
 	}
+	w.bad.forget(key)
 	w.store.Lock()
 	old, oldV, existed, err := w.store.PutLocked(key, obj, v, w.gen)
 	switch {
@@ -203,6 +207,7 @@ func (w *writer[T]) Delete(obj T) {
 	if ok {
 		key = store.KeyOf(final)
 	}
+	w.bad.forget(key)
 	w.store.Lock()
 	if old, existed := w.store.DeleteLocked(key); existed {
 		if !ok {
@@ -212,6 +217,41 @@ func (w *writer[T]) Delete(obj T) {
 	}
 	w.store.Unlock()
 }
+
+// Undecodable records that the server has, under u's key, an object that
+// could not be decoded, and reports it once per version; the cache keeps
+// the object's last good state, as for a transform that fails. An
+// undecodable delete is a delete: the cached state, if any, goes, with its
+// final state unknown.
+func (w *writer[T]) Undecodable(u reflector.Undecodable, deleted bool) {
+	ns, name, uid, rv := u.Identity()
+	key := store.Key{Namespace: ns, Name: name}
+	if deleted {
+		w.bad.forget(key)
+		w.store.Lock()
+		if old, existed := w.store.DeleteLocked(key); existed {
+			w.notifyGone(old)
+		}
+		w.store.Unlock()
+		return
+	}
+	err := &UndecodableObjectError{Resource: w.desc, Key: key, UID: uid, ResourceVersion: rv, Err: u}
+	if w.bad.record(err, w.gen) {
+		w.report(err)
+	}
+	w.keepLastGood(key, uid)
+}
+
+// undecodableIn is Undecodable for an object of the list of generation
+// gen.
+func (w *writer[T]) undecodableIn(gen uint64, u reflector.Undecodable, deleted bool) {
+	w.gen = gen
+	w.Undecodable(u, deleted)
+}
+
+// undecodable returns the error of the object under key if the server has
+// it but it could not be decoded, and nil otherwise.
+func (w *writer[T]) undecodable(key store.Key) *UndecodableObjectError { return w.bad.get(key) }
 
 // keepLastGood keeps the cached object under key, whose new version the
 // transform failed on, in its last good state, so that a relist does not
@@ -234,6 +274,7 @@ func (w *writer[T]) keepLastGood(key store.Key, uid types.UID) {
 // FinishList deletes the objects the list did not contain; handlers see
 // them deleted with their final state unknown.
 func (w *writer[T]) FinishList() {
+	w.bad.sweep(w.gen, "", false)
 	w.store.Lock()
 	w.scratch = w.store.AppendStaleLocked(w.scratch[:0], w.gen)
 	w.deleteStaleLocked()
@@ -242,6 +283,7 @@ func (w *writer[T]) FinishList() {
 // finishListIn is FinishList for the list of namespace ns alone, made in
 // generation gen.
 func (w *writer[T]) finishListIn(ns string, gen uint64) {
+	w.bad.sweep(gen, ns, true)
 	w.store.Lock()
 	w.scratch = w.store.AppendStaleInNamespaceLocked(w.scratch[:0], ns, gen)
 	w.deleteStaleLocked()

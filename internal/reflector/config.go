@@ -16,6 +16,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
@@ -50,10 +51,33 @@ type Sink[T any] interface {
 	// Watching says a watch runs after a completed list: the cache is
 	// synced with the server.
 	Watching()
+	// Undecodable says the server sent an object, in a list or an event,
+	// that could not be decoded into T; deleted says the event was its
+	// delete. The object exists on the server (unless deleted): the sink
+	// keeps what it holds of it, and a list that did not decode it does
+	// not make it gone.
+	Undecodable(u Undecodable, deleted bool)
 	// Flush says no further change is at hand: the reflector is about to
 	// wait for the server, or has applied a long run of changes. The sink
 	// may hold back work, such as waking handlers, until then.
 	Flush()
+}
+
+// Undecodable is an object that a decoder could not decode into the
+// reflector's T, carried by a watch event in place of T, or listed beside
+// a list's items by a list that implements UndecodableItems. Its metadata
+// was decoded, so that it can be named, and its delete still finds its
+// key.
+type Undecodable interface {
+	error
+	// Identity returns what the object's metadata says.
+	Identity() (namespace, name string, uid types.UID, resourceVersion string)
+}
+
+// UndecodableItems is implemented by lists that decoded some items and
+// not others: the items are the list's, the others these.
+type UndecodableItems interface {
+	UndecodableItems() []Undecodable
 }
 
 // Origin says where an object given to Sink.Put comes from.

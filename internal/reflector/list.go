@@ -150,6 +150,12 @@ func (r *Reflector[T, L]) pageSize(rv string) int64 {
 // array, and the sink copies out the ones it keeps; the items of a list
 // with OwnedItems are its own.
 func (r *Reflector[T, L]) putItems(list L) error {
+	if bad, ok := any(list).(UndecodableItems); ok {
+		for _, u := range bad.UndecodableItems() {
+			r.sink.Undecodable(u, false)
+			r.received.Add(1)
+		}
+	}
 	if owned, ok := any(list).(OwnedItems[T]); ok {
 		for _, obj := range owned.OwnedItems() {
 			r.sink.Put(obj, FromOwnedListItem)

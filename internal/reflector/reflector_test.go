@@ -53,6 +53,14 @@ func (s *recordingSink) FinishList() {
 	}
 }
 func (s *recordingSink) Watching() { s.once.Do(func() { close(s.synced) }) }
+func (s *recordingSink) Undecodable(u Undecodable, deleted bool) {
+	_, name, _, rv := u.Identity()
+	what := "undecodable "
+	if deleted {
+		what = "undecodable-delete "
+	}
+	s.add(what + name + "@" + rv)
+}
 func (s *recordingSink) Flush()    {}
 func (s *recordingSink) get() []string {
 	s.mu.Lock()

@@ -160,6 +160,9 @@ func (r *Reflector[T, L]) apply(s *stream, ev watch.Event) (ended bool, err erro
 	if ev.Type == watch.Error {
 		return false, apierrors.FromObject(ev.Object)
 	}
+	if u, ok := ev.Object.(Undecodable); ok {
+		return r.applyUndecodable(s, ev.Type, u)
+	}
 	obj, ok := ev.Object.(T)
 	if !ok {
 		r.cfg.OnError(OpDecode, fmt.Errorf("%s: %s watch event carries %T, want %T", r.cfg.Description, ev.Type, ev.Object, *new(T)))
@@ -227,4 +230,27 @@ func olderThan(a, b string) bool {
 	x, errA := strconv.ParseUint(a, 10, 64)
 	y, errB := strconv.ParseUint(b, 10, 64)
 	return errA == nil && errB == nil && x < y
+}
+
+// applyUndecodable hands the sink an event whose object could not be
+// decoded into T, and advances the resource version as its event would:
+// the stream goes on, and no other object waits for it.
+func (r *Reflector[T, L]) applyUndecodable(s *stream, typ watch.EventType, u Undecodable) (bool, error) {
+	_, _, _, rv := u.Identity()
+	switch typ {
+	case watch.Added, watch.Modified:
+		r.sink.Undecodable(u, false)
+		if s.kind == streamInitial {
+			r.received.Add(1)
+		}
+	case watch.Deleted:
+		r.sink.Undecodable(u, true)
+	default:
+		// A bookmark carries no object a controller reads: what cannot be
+		// decoded of it is the server's fault.
+		r.cfg.OnError(OpDecode, fmt.Errorf("%s: %s watch event: %w", r.cfg.Description, typ, u))
+		return false, nil
+	}
+	r.advance(s, typ, rv)
+	return false, nil
 }
