@@ -9,10 +9,13 @@ import (
 	"slices"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/apiclient"
 )
 
 // Options configures a Fleet. The zero value is valid.
@@ -42,6 +45,9 @@ type Cluster struct {
 type Fleet struct {
 	opts     Options
 	decoders informers.Decoders // shared by every cluster's factory
+	// scheme returns the scheme the clusters' factories resolve Go types
+	// in, for what the fleet says of a type without asking a cluster.
+	scheme func() *runtime.Scheme
 
 	mu        sync.Mutex
 	clusters  map[string]*member
@@ -87,7 +93,11 @@ type fleetInformer interface {
 
 // New returns a fleet with no cluster.
 func New(opts Options) *Fleet {
-	return &Fleet{opts: opts, clusters: make(map[string]*member)}
+	sch := func() *runtime.Scheme { return scheme.Scheme }
+	if opts.Factory.Scheme != nil {
+		sch = sync.OnceValue(func() *runtime.Scheme { return apiclient.WithBuiltIns(opts.Factory.Scheme) })
+	}
+	return &Fleet{opts: opts, scheme: sch, clusters: make(map[string]*member)}
 }
 
 // ErrAttached is returned by Attach for a name already attached.
