@@ -143,7 +143,9 @@ func (r *Registration[T]) HasSynced() bool {
 // WaitForSync waits until the handler has been delivered the initial
 // state of every attached cluster. As the fleet's WaitForSync, it stops
 // waiting for a cluster at its first failed request; its error, a
-// *SyncError, names each cluster whose state the handler lacks, with why.
+// *SyncError, names each cluster whose state the handler lacks, with why,
+// and no cluster whose state it was delivered, even if that cluster's
+// server went away since.
 func (r *Registration[T]) WaitForSync(ctx context.Context) error {
 	return waitClusters(ctx, r.inf.fl.members(), func(ctx context.Context, m *member) error {
 		regs, errs := r.snapshot()

@@ -163,7 +163,8 @@ func (i *SharedInformer[T]) HasSynced() bool {
 // WaitForSync waits until the informer's cache has synced on every
 // attached cluster. Like the fleet's WaitForSync, it stops waiting for a
 // cluster at its first failed request; its error, a *SyncError, names each
-// cluster not synced, with its cause.
+// cluster not synced, with its cause, and no cluster whose cache synced,
+// even if its server went away since (the fleet's ReadyCheck names those).
 func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 	fl := i.fl
 	return waitClusters(ctx, fl.members(), func(ctx context.Context, m *member) error {
