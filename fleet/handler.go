@@ -14,7 +14,9 @@ import (
 // Each cluster delivers to its own goroutine and queue, as an informer
 // does to each of its handlers: a handler slow or panicking on one
 // cluster's events delays no other cluster's. Objects are shared with the
-// cache: read them, never modify them.
+// cache: read them, never modify them. A detached cluster sends no deletes
+// for its objects, and one attached again sends its whole state as
+// initial adds (see Fleet.Detach and Fleet.Attach).
 type Handler[T informers.Object] interface {
 	HandleAdd(cluster string, obj T, isInInitialList bool)
 	HandleUpdate(cluster string, oldObj, newObj T)
