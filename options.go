@@ -131,7 +131,11 @@ type Options[T Object] struct {
 	// saying it is waiting for it, instead of failing at once with the
 	// 404 that names it. Either way the informer asks again for such a
 	// resource every second (with this option, every 500 ms) rather than
-	// backing off, so it syncs soon after the resource appears.
+	// backing off, so it syncs within about two seconds of a CRD being
+	// established (one and a half with this option): the time until it
+	// asks again, plus up to a second when the API server is still
+	// building the new resource's watch cache, which it says with a 429
+	// and Retry-After: 1 that client-go's REST client waits out.
 	WaitForResource bool
 	// Shard, if set, caches only the objects whose field hashes into its
 	// ranges: the informer sends the shard selector on every list and
