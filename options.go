@@ -20,11 +20,19 @@ import (
 // InformerWith, which asks a Factory for it, and NewInformer, which builds
 // it over a ListWatch. The zero value is valid.
 //
-// Through a Factory, Namespace, the selectors and Resource tell informers
-// apart: asking twice with the same ones returns the same informer. The
-// other fields apply when the informer is created; a later request may add
-// indexes but may not set another transform or resync period. Zero tuning
-// fields (OnError, Backoff, MinWatchTimeout, PageSize) take the factory's.
+// Through a Factory, Resource (or T's kind), Namespace, the selectors
+// (NamespaceSelector with its NamespaceMode included), Shard and whether T
+// is typed, *unstructured.Unstructured or *metav1.PartialObjectMetadata
+// tell informers apart: asking twice with the same ones returns the same
+// informer. The other fields are those of the request that created it. A
+// later request may add Indexers. One that asks for the resource as
+// another typed Go type, or sets another Transform, another non-zero
+// ResyncPeriod, other SkipFields, or DisableDecoder on an informer made
+// without it, conflicts: the informer it returns carries the error (see
+// Informer). Any other field of a later request is ignored, with no error:
+// DisableWatchList, Intern, WaitForResource, Staleness, Metrics, Name and
+// the tuning fields. Zero tuning fields (OnError, Backoff,
+// MinWatchTimeout, PageSize) take the factory's.
 type Options[T Object] struct {
 	// Namespace limits the informer to one namespace; "" means the
 	// factory's (all namespaces by default). NewInformer takes its
@@ -110,9 +118,13 @@ type Options[T Object] struct {
 	// DisableWatchList makes an informer of a Factory sync by listing in
 	// pages, then watching, instead of by a watch-list stream (the
 	// default where the server offers it): for a user who measured that
-	// lists suit the server or the client better. The first informer of
-	// a resource and selection decides. NewInformer's sources choose
-	// with ListWatch.DisableWatchList.
+	// lists suit the server or the client better. Through a Factory it
+	// does not tell informers apart: the request that creates the informer
+	// decides, and a later request for the same informer that sets it gets
+	// that informer as it was made, streaming if it streams, with no error.
+	// To have every informer of a factory list, set
+	// FactoryOptions.DisableWatchList. NewInformer's sources choose with
+	// ListWatch.DisableWatchList.
 	DisableWatchList bool
 	// FailReadinessOnUndecodable makes ReadyCheck fail, with an
 	// *UndecodableObjectsError, while the server has objects of the
@@ -126,7 +138,11 @@ type Options[T Object] struct {
 	// saying it is waiting for it, instead of failing at once with the
 	// 404 that names it. Either way the informer asks again for such a
 	// resource every second (with this option, every 500 ms) rather than
-	// backing off, so it syncs soon after the resource appears.
+	// backing off, so it syncs within about two seconds of a CRD being
+	// established (one and a half with this option): the time until it
+	// asks again, plus up to a second when the API server is still
+	// building the new resource's watch cache, which it says with a 429
+	// and Retry-After: 1 that client-go's REST client waits out.
 	WaitForResource bool
 	// Shard, if set, caches only the objects whose field hashes into its
 	// ranges: the informer sends the shard selector on every list and

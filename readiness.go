@@ -17,7 +17,10 @@ import (
 //
 // It returns nil once they have, or the errors of those that have not,
 // joined, when ctx ends or as soon as each has either synced or failed in a
-// way that needs a fix on the server (see NotSyncedError).
+// way that needs a fix on the server (see NotSyncedError). Each cause is
+// said once: a registration waits for its informer first, and when that
+// informer fails, the registration's error is the informer's; it is left
+// out when the informer, or another of its registrations, already says it.
 func WaitForSync(ctx context.Context, syncers ...Syncer) error {
 	errs := make([]error, len(syncers))
 	var wg sync.WaitGroup
@@ -32,8 +35,39 @@ func WaitForSync(ctx context.Context, syncers ...Syncer) error {
 		wg.Go(func() { errs[n] = s.WaitForSync(ctx) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return errors.Join(withoutRepeats(syncers, errs)...)
 }
+
+// withoutRepeats drops errs[n] when an earlier error of the same informer,
+// that of the informer itself or of one of its registrations, has the same
+// message: the registrations of a failed informer fail with its error.
+// Errors of different informers are all kept, even when they read alike.
+func withoutRepeats(syncers []Syncer, errs []error) []error {
+	said := make(map[AnyInformer][]string)
+	for n, err := range errs {
+		if err == nil || isNil(syncers[n]) {
+			continue
+		}
+		var inf AnyInformer
+		switch s := syncers[n].(type) {
+		case AnyInformer:
+			inf = s
+		case interface{ informer() AnyInformer }:
+			inf = s.informer()
+		default:
+			continue
+		}
+		if slices.Contains(said[inf], err.Error()) {
+			errs[n] = nil
+			continue
+		}
+		said[inf] = append(said[inf], err.Error())
+	}
+	return errs
+}
+
+// informer returns the informer the handler is added to.
+func (r *Registration[T]) informer() AnyInformer { return r.inf }
 
 // WaitForSync waits until every started informer's cache has synced: it
 // holds the server's state as of a complete list and a watch is open.

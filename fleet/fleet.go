@@ -9,10 +9,13 @@ import (
 	"slices"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/apiclient"
 )
 
 // Options configures a Fleet. The zero value is valid.
@@ -42,6 +45,9 @@ type Cluster struct {
 type Fleet struct {
 	opts     Options
 	decoders informers.Decoders // shared by every cluster's factory
+	// scheme returns the scheme the clusters' factories resolve Go types
+	// in, for what the fleet says of a type without asking a cluster.
+	scheme func() *runtime.Scheme
 
 	mu        sync.Mutex
 	clusters  map[string]*member
@@ -87,16 +93,27 @@ type fleetInformer interface {
 
 // New returns a fleet with no cluster.
 func New(opts Options) *Fleet {
-	return &Fleet{opts: opts, clusters: make(map[string]*member)}
+	sch := func() *runtime.Scheme { return scheme.Scheme }
+	if opts.Factory.Scheme != nil {
+		sch = sync.OnceValue(func() *runtime.Scheme { return apiclient.WithBuiltIns(opts.Factory.Scheme) })
+	}
+	return &Fleet{opts: opts, scheme: sch, clusters: make(map[string]*member)}
 }
 
 // ErrAttached is returned by Attach for a name already attached.
 var ErrAttached = errors.New("fleet: cluster already attached")
 
 // Attach adds the cluster c under name and starts every informer the
-// fleet has on it; informers requested later start on it too. The cluster
-// runs until Detach, Shutdown or the end of ctx, which detaches it. Attach
-// does not wait for its caches to sync (see WaitForSync).
+// fleet has on it; informers requested later start on it too. The
+// handlers of the fleet's informers receive the cluster's objects of its
+// first list as adds with isInInitialList set, then its changes. The
+// cluster runs until Detach, Shutdown or the end of ctx, which detaches
+// it. Attach does not wait for its caches to sync (see WaitForSync).
+//
+// A cluster attached again under a name it was detached from is a new
+// cluster to the handlers: they receive its whole state again as adds
+// with isInInitialList set, objects they were given before included, and
+// nothing for the objects deleted while it was detached (see Detach).
 func (fl *Fleet) Attach(ctx context.Context, name string, c Cluster) error {
 	_, err := fl.attach(ctx, name, c)
 	return err
@@ -139,10 +156,16 @@ func (fl *Fleet) attach(ctx context.Context, name string, c Cluster) (*member, e
 }
 
 // Detach removes the cluster called name: its informers stop, its
-// handlers receive nothing more and its cache is freed. It waits until the
-// cluster's goroutines have ended, or until ctx ends (see
-// informers.Factory.Shutdown); its error then names the handlers still in
-// a call. It fails if no cluster is called name.
+// handlers receive nothing more and its cache is freed. Handlers are not
+// told: they receive no deletes for the cluster's objects, and the events
+// still queued for them are dropped, so a handler that keeps state per
+// cluster forgets the cluster's itself. The same holds when a cluster goes
+// with the end of its Attach's context, Shutdown or a provider.
+//
+// Detach waits until the cluster's goroutines have ended, or until ctx
+// ends (see informers.Factory.Shutdown); its error then names the handlers
+// still in a call, which may overlap the calls of a cluster attached again
+// under the same name. It fails if no cluster is called name.
 func (fl *Fleet) Detach(ctx context.Context, name string) error {
 	fl.mu.Lock()
 	m := fl.clusters[name]

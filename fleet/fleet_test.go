@@ -436,3 +436,75 @@ func TestHandlerTroubleStaysInItsCluster(t *testing.T) {
 	}
 	eventually(t, func() bool { return len(rec.List()) == 20 }, "the healthy cluster's events delivered")
 }
+
+// flagged records a fleet handler's events with their flags: "add
+// east|ns/name initial", "delete east|ns/name unknown".
+type flagged struct{ testutil.Events }
+
+func (e *flagged) HandleAdd(cluster string, p *corev1.Pod, initial bool) {
+	ev := fmt.Sprintf("add %s|%s/%s", cluster, p.Namespace, p.Name)
+	if initial {
+		ev += " initial"
+	}
+	e.Record(ev)
+}
+
+func (e *flagged) HandleUpdate(cluster string, _, p *corev1.Pod) {
+	e.Record(fmt.Sprintf("update %s|%s/%s", cluster, p.Namespace, p.Name))
+}
+
+func (e *flagged) HandleDelete(cluster string, d informers.Deleted[*corev1.Pod]) {
+	ev := fmt.Sprintf("delete %s|%s", cluster, d.Key)
+	if d.FinalStateUnknown {
+		ev += " unknown"
+	}
+	e.Record(ev)
+}
+
+// TestDetachAndReattachDeliver pins what handlers receive when a cluster
+// is detached and attached again: nothing at Detach (no deletes), then,
+// from the new attachment, its whole state as adds with isInInitialList,
+// objects seen before included and no delete for those gone meanwhile.
+func TestDetachAndReattachDeliver(t *testing.T) {
+	testutil.NoLeaks(t)
+	ctx := waitCtx(t)
+	fl := newFleet(t)
+	pods := fleet.Informer[*corev1.Pod](fl)
+	rec := &flagged{}
+	reg, err := pods.AddHandler(rec)
+	require.NoError(t, err)
+	east := newTestCluster(t, pod("s", "a", "n"), pod("s", "b", "n"))
+
+	require.NoError(t, fl.Attach(ctx, "east", east.cluster()))
+	require.NoError(t, reg.WaitForSync(ctx))
+	eventually(t, func() bool { return len(rec.List()) == 2 }, "initial adds")
+	_, err = east.pods.Add(pod("s", "c", "n"))
+	require.NoError(t, err)
+	eventually(t, func() bool { return len(rec.List()) == 3 }, "the add of c")
+	assert.ElementsMatch(t, []string{"add east|s/a initial", "add east|s/b initial", "add east|s/c"}, rec.List())
+
+	// Detach delivers nothing: no deletes for the objects the handler was
+	// given, and nothing of what changes on the server while detached.
+	require.NoError(t, fl.Detach(ctx, "east"))
+	eventually(t, func() bool { return east.pods.Watchers() == 0 }, "east's watch ended")
+	assert.Zero(t, pods.Lister().Len())
+	_, err = east.pods.Delete("s", "a")
+	require.NoError(t, err)
+	_, err = east.pods.Add(pod("s", "d", "n"))
+	require.NoError(t, err)
+	detached := len(rec.List())
+	assert.Equal(t, 3, detached, "events at Detach: %v", rec.List())
+
+	// Attached again: the server's state as initial adds, b and c a second
+	// time, and no delete of a.
+	require.NoError(t, fl.Attach(ctx, "east", east.cluster()))
+	require.NoError(t, reg.WaitForSync(ctx))
+	eventually(t, func() bool { return len(rec.List()) == detached+3 }, "initial adds again")
+	assert.ElementsMatch(t, []string{"add east|s/b initial", "add east|s/c initial", "add east|s/d initial"}, rec.List()[detached:])
+
+	// Then events flow as before.
+	_, err = east.pods.Delete("s", "b")
+	require.NoError(t, err)
+	eventually(t, func() bool { return rec.Has("delete east|s/b") }, "the delete of b")
+	assert.Len(t, rec.List(), detached+4, "%v", rec.List())
+}

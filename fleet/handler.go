@@ -14,7 +14,9 @@ import (
 // Each cluster delivers to its own goroutine and queue, as an informer
 // does to each of its handlers: a handler slow or panicking on one
 // cluster's events delays no other cluster's. Objects are shared with the
-// cache: read them, never modify them.
+// cache: read them, never modify them. A detached cluster sends no deletes
+// for its objects, and one attached again sends its whole state as
+// initial adds (see Fleet.Detach and Fleet.Attach).
 type Handler[T informers.Object] interface {
 	HandleAdd(cluster string, obj T, isInInitialList bool)
 	HandleUpdate(cluster string, oldObj, newObj T)
@@ -143,7 +145,9 @@ func (r *Registration[T]) HasSynced() bool {
 // WaitForSync waits until the handler has been delivered the initial
 // state of every attached cluster. As the fleet's WaitForSync, it stops
 // waiting for a cluster at its first failed request; its error, a
-// *SyncError, names each cluster whose state the handler lacks, with why.
+// *SyncError, names each cluster whose state the handler lacks, with why,
+// and no cluster whose state it was delivered, even if that cluster's
+// server went away since.
 func (r *Registration[T]) WaitForSync(ctx context.Context) error {
 	return waitClusters(ctx, r.inf.fl.members(), func(ctx context.Context, m *member) error {
 		regs, errs := r.snapshot()

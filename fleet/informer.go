@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/apiclient"
 )
 
 // SharedInformer is a fleet's informer of objects of type T: one shared
@@ -19,6 +20,9 @@ import (
 type SharedInformer[T informers.Object] struct {
 	fl   *Fleet
 	opts informers.Options[T]
+	// resource is what the lister's errors name: Options.Resource, or the
+	// resource of T's kind in the fleet's scheme.
+	resource schema.GroupResource
 
 	mu       sync.Mutex
 	clusters map[string]*informers.SharedInformer[T]
@@ -58,12 +62,23 @@ func InformerWith[T informers.Object](fl *Fleet, opts informers.Options[T]) *Sha
 			return i
 		}
 	}
-	i := &SharedInformer[T]{fl: fl, opts: opts, clusters: make(map[string]*informers.SharedInformer[T]), indexers: make(map[string]informers.IndexFunc[T])}
+	i := &SharedInformer[T]{fl: fl, opts: opts, resource: resourceOf(fl, opts), clusters: make(map[string]*informers.SharedInformer[T]), indexers: make(map[string]informers.IndexFunc[T])}
 	fl.informers = append(fl.informers, i)
 	for _, m := range fl.clusters {
 		i.attach(m)
 	}
 	return i
+}
+
+// resourceOf returns the group-resource that informers of opts serve: as
+// a factory resolves it, Options.Resource or the resource of T's kind in
+// the fleet's scheme; for a type the scheme does not know, which no
+// cluster can serve, Options.Resource's, empty.
+func resourceOf[T informers.Object](fl *Fleet, opts informers.Options[T]) schema.GroupResource {
+	if t, err := apiclient.Resolve[T](fl.scheme(), opts.Resource); err == nil {
+		return t.GVR.GroupResource()
+	}
+	return opts.Resource.GroupResource()
 }
 
 func (i *SharedInformer[T]) key() requestKey {
@@ -148,7 +163,8 @@ func (i *SharedInformer[T]) HasSynced() bool {
 // WaitForSync waits until the informer's cache has synced on every
 // attached cluster. Like the fleet's WaitForSync, it stops waiting for a
 // cluster at its first failed request; its error, a *SyncError, names each
-// cluster not synced, with its cause.
+// cluster not synced, with its cause, and no cluster whose cache synced,
+// even if its server went away since (the fleet's ReadyCheck names those).
 func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 	fl := i.fl
 	return waitClusters(ctx, fl.members(), func(ctx context.Context, m *member) error {

@@ -6,7 +6,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubetyped/informers"
 )
@@ -69,13 +68,15 @@ func (l Lister[T]) List(sel labels.Selector) []T {
 	return objs
 }
 
-// Get returns the object that key names, or a NotFound error, also when
-// its cluster is not attached.
+// Get returns the object that key names, or a NotFound error that names
+// the resource, as the one-cluster lister's does, also when its cluster is
+// not attached: then the error names the whole key, as in
+// `pods "east|shop/web-0" not found`.
 func (l Lister[T]) Get(key Key) (T, error) {
 	inf, ok := l.inf.Cluster(key.Cluster)
 	if !ok {
 		var zero T
-		return zero, apierrors.NewNotFound(l.resource(), key.String())
+		return zero, apierrors.NewNotFound(l.inf.resource, key.String())
 	}
 	if key.Namespace == "" {
 		return inf.Lister().Get(key.Name)
@@ -110,8 +111,6 @@ func (l Lister[T]) each(objs func(*informers.SharedInformer[T]) iter.Seq[T]) ite
 		}
 	}
 }
-
-func (l Lister[T]) resource() schema.GroupResource { return l.inf.opts.Resource.GroupResource() }
 
 // Index is a named index over a fleet informer's caches: each cluster's
 // index of that name, read together. Get it from SharedInformer.AddIndex.

@@ -14,12 +14,23 @@ import (
 	"github.com/kubetyped/informers"
 )
 
-// SyncError names the clusters that are not synced or not ready, each
-// with its cause: a *informers.NotSyncedError with the last list or watch
-// error (403 Forbidden, a connection refused, a missing resource), or the
-// context's error.
+// SyncError names clusters, each with its cause. What it names depends on
+// who returns it:
+//
+//   - WaitForSync (the fleet's, a fleet informer's or a registration's)
+//     names the clusters whose caches, or whose handler's initial state,
+//     did not sync: the cause is a *informers.NotSyncedError with the last
+//     list or watch error (403 Forbidden, a connection refused, a missing
+//     resource) or the context's error, or why the cluster could not
+//     create the informer or add the handler. A cluster whose caches
+//     synced is not named, even if its server went away since.
+//   - ReadyCheck names the clusters not ready at the time of the check:
+//     those their factory's ReadyCheck fails (not synced, a handler
+//     removed for its queue limit, too stale), and those whose caches
+//     synced but whose last request failed, such as a cluster whose
+//     server went away.
 type SyncError struct {
-	// Clusters maps each cluster not synced to why.
+	// Clusters maps each cluster named to why.
 	Clusters map[string]error
 }
 
@@ -51,6 +62,11 @@ func (e *SyncError) Unwrap() []error {
 // CRD) holds up no other: its error, a *SyncError, names each cluster not
 // synced, with its cause. Clusters that failed keep retrying; ReadyCheck
 // tells when they recover.
+//
+// It waits for a sync, as informers.WaitForSync does, and says nothing of
+// a cluster's health since: it returns nil for a cluster whose caches
+// synced and whose server then went away, which keeps serving its last
+// state. ReadyCheck tells the health of each cluster now.
 func (fl *Fleet) WaitForSync(ctx context.Context) error {
 	return waitClusters(ctx, fl.members(), func(ctx context.Context, m *member) error {
 		return waitMember(ctx, m, m.all(), m.factory.WaitForSync)

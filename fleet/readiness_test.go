@@ -1,0 +1,50 @@
+package fleet_test
+
+import (
+	"maps"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubetyped/informers/fleet"
+	"github.com/kubetyped/informers/internal/testutil"
+)
+
+// WaitForSync waits for a sync: a cluster whose caches synced is not in
+// its error once its server has gone away; ReadyCheck names it.
+func TestWaitForSyncWaitsForASyncReadyCheckTellsHealth(t *testing.T) {
+	testutil.NoLeaks(t)
+	ctx := waitCtx(t)
+	fl := newFleet(t)
+	pods := fleet.Informer[*corev1.Pod](fl)
+	reg, err := pods.AddHandler(&events{})
+	require.NoError(t, err)
+	east, west := newTestCluster(t, pod("a", "p", "n")), newTestCluster(t, pod("a", "p", "n"))
+	require.NoError(t, fl.Attach(ctx, "east", east.cluster()))
+	require.NoError(t, fl.Attach(ctx, "west", west.cluster()))
+	require.NoError(t, fl.WaitForSync(ctx))
+
+	west.pods.FailWatch(apierrors.NewServiceUnavailable("connection refused"))
+	west.pods.FailList(apierrors.NewServiceUnavailable("connection refused"))
+	west.pods.CloseWatches()
+	ready := fl.ReadyCheck()
+	req := httptest.NewRequest("GET", "/readyz", nil)
+	var notReady error
+	eventually(t, func() bool {
+		notReady = ready(req)
+		return apierrors.IsServiceUnavailable(notReady)
+	}, "west not ready, its lists refused")
+	var se *fleet.SyncError
+	require.ErrorAs(t, notReady, &se)
+	assert.Equal(t, []string{"west"}, slices.Sorted(maps.Keys(se.Clusters)))
+
+	assert.NoError(t, fl.WaitForSync(ctx), "the fleet synced")
+	assert.NoError(t, pods.WaitForSync(ctx), "the informer synced")
+	assert.NoError(t, reg.WaitForSync(ctx), "the handler was delivered the initial state")
+	assert.Error(t, ready(req), "west is still not ready")
+}
