@@ -222,6 +222,9 @@ func reuse[T Object](e *factoryEntry, target apiclient.Target, o Options[T], c c
 	if d, had := c.decoding, inf.cfg.decoding; o.SkipFields != nil && !slices.Equal(d.Skip, had.Skip) || d.Disabled && !had.Disabled {
 		return nil, fmt.Errorf("%s already exists with SkipFields %q and DisableDecoder %v", inf, had.Skip, had.Disabled)
 	}
+	if _, streams := inf.scope.(*wholeScope[T]); streams && c.noWatchList && !inf.cfg.noWatchList {
+		return nil, fmt.Errorf("%s already exists without DisableWatchList: set it on the first request, or FactoryOptions.DisableWatchList", inf)
+	}
 	for name, fn := range o.Indexers {
 		if inf.store.HasIndex(name) {
 			continue

@@ -341,7 +341,7 @@ func (i *SharedInformer[T]) Name() string { return i.cfg.name }
 // Stats returns a snapshot of the informer's state.
 func (i *SharedInformer[T]) Stats() InformerStats {
 	sr := i.scope.report()
-	st := InformerStats{Objects: i.store.Len(), Synced: i.HasSynced(), Shard: sr.shard, Undecodable: i.writer.bad.len()}
+	st := InformerStats{Objects: i.store.Len(), Synced: i.HasSynced(), Shard: sr.shard, Undecodable: i.writer.undecodableCount()}
 	st.Staleness, _ = i.stalenessNow()
 	refl := i.scope.running()
 	if refl == nil {
@@ -645,8 +645,8 @@ func (i *SharedInformer[T]) unhealthy() error {
 	if st, ok := i.stalenessNow(); ok && i.staleness.over(st) {
 		return &StalenessError{Resource: i.cfg.desc, Staleness: st, Threshold: i.staleness.opts.Threshold}
 	}
-	if i.cfg.failOnUndecodable && i.writer.bad.len() > 0 {
-		return &UndecodableObjectsError{Resource: i.cfg.desc, Objects: i.writer.bad.all()}
+	if i.cfg.failOnUndecodable && i.writer.undecodableCount() > 0 {
+		return &UndecodableObjectsError{Resource: i.cfg.desc, Objects: i.writer.undecodableObjects()}
 	}
 	return nil
 }

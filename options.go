@@ -27,11 +27,11 @@ import (
 // informer. The other fields are those of the request that created it. A
 // later request may add Indexers. One that asks for the resource as
 // another typed Go type, or sets another Transform, another non-zero
-// ResyncPeriod, other SkipFields, or DisableDecoder on an informer made
-// without it, conflicts: the informer it returns carries the error (see
-// Informer). Any other field of a later request is ignored, with no error:
-// DisableWatchList, Intern, WaitForResource, Staleness, Metrics, Name and
-// the tuning fields. Zero tuning fields (OnError, Backoff,
+// ResyncPeriod, other SkipFields, DisableDecoder on an informer made
+// without it, or DisableWatchList on one that streams, conflicts: the
+// informer it returns carries the error (see Informer). Any other field of
+// a later request is ignored, with no error: Intern, WaitForResource,
+// Staleness, Metrics, Name and the tuning fields. Zero tuning fields (OnError, Backoff,
 // MinWatchTimeout, PageSize) take the factory's.
 type Options[T Object] struct {
 	// Namespace limits the informer to one namespace; "" means the
@@ -120,11 +120,12 @@ type Options[T Object] struct {
 	// default where the server offers it): for a user who measured that
 	// lists suit the server or the client better. Through a Factory it
 	// does not tell informers apart: the request that creates the informer
-	// decides, and a later request for the same informer that sets it gets
-	// that informer as it was made, streaming if it streams, with no error.
-	// To have every informer of a factory list, set
-	// FactoryOptions.DisableWatchList. NewInformer's sources choose with
-	// ListWatch.DisableWatchList.
+	// decides, and a later request that sets it for an informer made
+	// streaming conflicts (see Informer). To have every informer of a
+	// factory list, set FactoryOptions.DisableWatchList. NewInformer's
+	// sources choose with ListWatch.DisableWatchList. client-go's switch,
+	// its WatchListClient feature gate (KUBE_FEATURE_WatchListClient=false
+	// in the environment), turns streaming off for every informer too.
 	DisableWatchList bool
 	// FailReadinessOnUndecodable makes ReadyCheck fail, with an
 	// *UndecodableObjectsError, while the server has objects of the

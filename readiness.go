@@ -43,16 +43,16 @@ func WaitForSync(ctx context.Context, syncers ...Syncer) error {
 // message: the registrations of a failed informer fail with its error.
 // Errors of different informers are all kept, even when they read alike.
 func withoutRepeats(syncers []Syncer, errs []error) []error {
-	said := make(map[AnyInformer][]string)
+	said := make(map[any][]string) // by informer: a *SharedInformer[T]
 	for n, err := range errs {
 		if err == nil || isNil(syncers[n]) {
 			continue
 		}
-		var inf AnyInformer
+		var inf any
 		switch s := syncers[n].(type) {
 		case AnyInformer:
 			inf = s
-		case interface{ informer() AnyInformer }:
+		case interface{ informer() any }:
 			inf = s.informer()
 		default:
 			continue
@@ -66,8 +66,9 @@ func withoutRepeats(syncers []Syncer, errs []error) []error {
 	return errs
 }
 
-// informer returns the informer the handler is added to.
-func (r *Registration[T]) informer() AnyInformer { return r.inf }
+// informer returns the informer the handler is added to, a
+// *SharedInformer[T].
+func (r *Registration[T]) informer() any { return r.inf }
 
 // WaitForSync waits until every started informer's cache has synced: it
 // holds the server's state as of a complete list and a watch is open.

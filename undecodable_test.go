@@ -24,7 +24,9 @@ import (
 // as the library's decoders hand one to the reflector.
 type undecodablePod struct{ metav1.ObjectMeta }
 
-func (u *undecodablePod) Error() string { return "at spec.priority: cannot unmarshal string into int32" }
+func (u *undecodablePod) Error() string {
+	return "at spec.priority: cannot unmarshal string into int32"
+}
 func (u *undecodablePod) Identity() (string, string, types.UID, string) {
 	return u.Namespace, u.Name, u.UID, u.ResourceVersion
 }

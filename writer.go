@@ -253,6 +253,14 @@ func (w *writer[T]) undecodableIn(gen uint64, u reflector.Undecodable, deleted b
 // it but it could not be decoded, and nil otherwise.
 func (w *writer[T]) undecodable(key store.Key) *UndecodableObjectError { return w.bad.get(key) }
 
+// undecodableObjects returns the errors of the objects the server has that
+// could not be decoded, by key.
+func (w *writer[T]) undecodableObjects() []*UndecodableObjectError { return w.bad.all() }
+
+// undecodableCount returns how many objects the server has that could not
+// be decoded.
+func (w *writer[T]) undecodableCount() int { return w.bad.len() }
+
 // keepLastGood keeps the cached object under key, whose new version the
 // transform failed on, in its last good state, so that a relist does not
 // take it for gone; unless the new version has another UID: the cached

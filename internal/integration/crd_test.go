@@ -199,7 +199,7 @@ func installSyncsWithin(t *testing.T, ctx context.Context, dyn dynamic.Interface
 
 // An informer with WaitForResource, requested before its CRD exists, waits
 // for it (WaitForSync says so, and does not fail at once) and syncs within
-// seconds of the resource being served (about one here; the bound leaves
+// seconds of the resource being served (up to about 1.5 here; the bound leaves
 // room for a busy machine).
 func TestWaitForResource(t *testing.T) {
 	ctx, dyn, later := missingGadgets(t, "later.example.com", true)

@@ -82,9 +82,9 @@ func (s *storeSink) FinishList() {
 	}
 }
 
-func (s *storeSink) Watching() { s.once.Do(func() { close(s.synced) }) }
+func (s *storeSink) Watching()                     { s.once.Do(func() { close(s.synced) }) }
 func (s *storeSink) Undecodable(Undecodable, bool) {}
-func (s *storeSink) Flush()    {}
+func (s *storeSink) Flush()                        {}
 
 // state returns the version of every cached pod by name, and what
 // handlers were told since the last call.

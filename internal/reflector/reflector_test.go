@@ -61,7 +61,7 @@ func (s *recordingSink) Undecodable(u Undecodable, deleted bool) {
 	}
 	s.add(what + name + "@" + rv)
 }
-func (s *recordingSink) Flush()    {}
+func (s *recordingSink) Flush() {}
 func (s *recordingSink) get() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
