@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/controllerruntime"
 	"github.com/kubetyped/informers/internal/testutil"
 )
 
@@ -80,4 +82,46 @@ func TestReadYourWritesConsistency(t *testing.T) {
 	}
 	require.NoError(t, c.List(ctx, &list, client.InNamespace(ns)))
 	assert.Len(t, list.Items, 20)
+}
+
+// controller-runtime's read-your-writes client keeps one resource version
+// per kind, the highest any event carried: over a watch per namespace,
+// whose versions interleave, it would take a write as cached before its
+// event arrived. On a type watched per namespace the client's reads fail
+// with an error that says what to do; with one cluster-wide watch they
+// read every write.
+func TestReadYourWritesWithNamespaceSelector(t *testing.T) {
+	for _, mode := range []informers.NamespaceMode{informers.NamespaceModePerNamespace, informers.NamespaceModeClusterWide} {
+		t.Run(mode.String(), func(t *testing.T) {
+			env, cs := sharedServer(t)
+			ctx := testutil.Context(t, 2*time.Minute)
+			first, second, team := teamNamespaces(ctx, t, cs)
+			setTeam(ctx, t, cs, second, team)
+			mgr := newManager(t, env.Config(), manager.Options{
+				NewCache: controllerruntime.NewCacheWithOptions(controllerruntime.Options{NamespaceSelector: "team=" + team, NamespaceMode: mode}),
+				Client:   client.Options{Cache: &client.CacheOptions{EnableReadYourWritesConsistency: ptr.To(true)}},
+			})
+			c := mgr.GetClient()
+			startManager(t, mgr)
+			stale := 0
+			for i := range 40 {
+				ns := []string{first, second}[i%2]
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%d", i)}}
+				var got corev1.ConfigMap
+				err := c.Create(ctx, cm)
+				if err == nil {
+					err = c.Get(ctx, client.ObjectKeyFromObject(cm), &got)
+				}
+				if mode == informers.NamespaceModePerNamespace {
+					require.ErrorContains(t, err, "NamespaceModeClusterWide")
+					return
+				}
+				require.NoError(t, err)
+				if got.ResourceVersion != cm.ResourceVersion {
+					stale++
+				}
+			}
+			assert.Zero(t, stale)
+		})
+	}
 }

@@ -3,12 +3,14 @@ package controllerruntime
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/clientgo"
 )
 
@@ -21,9 +23,55 @@ func newInformer(tc *typeCache) cache.Informer {
 		views[n] = clientgo.SharedIndexInformer(p.inf)
 	}
 	if len(views) == 1 {
-		return views[0]
+		return singleInformer{views[0]}
 	}
 	return &multiInformer{name: tc.key.gvk.String(), views: views}
+}
+
+// consistencyHandlerPkg is the package of the handler that
+// controller-runtime's read-your-writes client
+// (client.CacheOptions.EnableReadYourWritesConsistency) adds to the
+// informer of each kind it reads: it keeps one resource version per kind,
+// the highest any event carried, and takes every write up to it as cached.
+const consistencyHandlerPkg = "sigs.k8s.io/controller-runtime/pkg/client/internal/consistencyhandler"
+
+// refuseSplitStreams returns an error if h is controller-runtime's
+// read-your-writes handler and the events of the type come from several
+// watch streams (streams > 1, or a watch per namespace): their versions
+// interleave, so the highest version seen passes a write in one namespace
+// before its event has arrived, and a read would not show the write.
+func refuseSplitStreams(name string, h toolscache.ResourceEventHandler, streams int, perNamespace bool) error {
+	t := reflect.TypeOf(h)
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().PkgPath() != consistencyHandlerPkg {
+		return nil
+	}
+	if streams <= 1 && !perNamespace {
+		return nil
+	}
+	return fmt.Errorf("controllerruntime: %s: read-your-writes consistency (EnableReadYourWritesConsistency) keeps one resource version per kind, "+
+		"which %d watches of separate namespaces cannot serve: cache this type with one watch, in all namespaces, in one namespace, or with a "+
+		"NamespaceSelector and NamespaceModeClusterWide", name, max(streams, 2))
+}
+
+// singleInformer is the Informer of a type cached by one informer.
+type singleInformer struct {
+	*clientgo.View[client.Object]
+}
+
+func (s singleInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	return s.AddEventHandlerWithOptions(h, toolscache.HandlerOptions{})
+}
+
+func (s singleInformer) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, resync time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
+	return s.AddEventHandlerWithOptions(h, toolscache.HandlerOptions{ResyncPeriod: &resync})
+}
+
+func (s singleInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, opts toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
+	inf := s.Informer()
+	if err := refuseSplitStreams(inf.String(), h, 1, inf.NamespaceMode() == informers.NamespaceModePerNamespace); err != nil {
+		return nil, err
+	}
+	return s.View.AddEventHandlerWithOptions(h, opts)
 }
 
 // multiInformer is the Informer of a type cached by several informers,
@@ -43,6 +91,9 @@ func (m *multiInformer) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEve
 }
 
 func (m *multiInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, opts toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
+	if err := refuseSplitStreams(m.name, h, len(m.views), false); err != nil {
+		return nil, err
+	}
 	reg := &multiRegistration{name: m.name}
 	for _, v := range m.views {
 		r, err := v.AddEventHandlerWithOptions(h, opts)

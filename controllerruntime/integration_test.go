@@ -33,7 +33,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kubetyped/informers"
-	"github.com/kubetyped/informers/clientgo"
 	"github.com/kubetyped/informers/controllerruntime"
 	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/internal/testutil"
@@ -352,7 +351,9 @@ func TestRemoveInformer(t *testing.T) {
 // that nothing but the cache holds.
 func weakRefs(t *testing.T, inf cache.Informer, ns string) (weak.Pointer[informers.SharedInformer[client.Object]], []weak.Pointer[corev1.ConfigMap]) {
 	t.Helper()
-	view, ok := inf.(*clientgo.View[client.Object])
+	view, ok := inf.(interface {
+		Informer() *informers.SharedInformer[client.Object]
+	})
 	require.True(t, ok, "our cache's informer is a %T", inf)
 	var cached []weak.Pointer[corev1.ConfigMap]
 	for obj := range view.Informer().Lister().All() {

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/kubetyped/informers"
-	"github.com/kubetyped/informers/clientgo"
 	"github.com/kubetyped/informers/controllerruntime"
 	"github.com/kubetyped/informers/internal/testutil"
 )
@@ -61,7 +60,9 @@ func TestCacheNamespaceSelector(t *testing.T) {
 			})
 			require.NoError(t, err)
 			require.True(t, c.WaitForCacheSync(ctx))
-			require.Equal(t, mode, inf.(*clientgo.View[client.Object]).Informer().NamespaceMode())
+			require.Equal(t, mode, inf.(interface {
+				Informer() *informers.SharedInformer[client.Object]
+			}).Informer().NamespaceMode())
 
 			// cached returns the namespaces whose object name the cache holds.
 			cached := func(newObj func() client.Object, name string) []string {
