@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/apiclient"
+	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
@@ -135,7 +136,7 @@ func (c *Cache) clearSkipped(t reflect.Type) informers.TransformFunc[client.Obje
 // c's codecs into a list like listObj.
 func (c *Cache) decodedListWatch(request func(*metav1.ListOptions) *rest.Request, dec *protodec.Decoder, kind string,
 	newObject func() client.Object, listObj runtime.Object) *informers.ListWatch[client.Object, informers.List] {
-	bodies := new(protodec.Bodies)
+	bodies := new(decoded.Bodies)
 	return informers.NewListWatch[client.Object](
 		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
 			stream, err := request(&opts).Stream(ctx)

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/jsondec"
-	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
@@ -41,14 +41,14 @@ func JSONFuncs[T Object](request func(*metav1.ListOptions) *rest.Request, gvr sc
 // *unstructured.Unstructured or an interface it implements), decoded in
 // one pass by dec; what names the resource in errors.
 func UnstructuredFuncs[T Object](request func(*metav1.ListOptions) *rest.Request, dec *jsondec.Unstructured, kind, what string) *Funcs {
-	bodies := new(protodec.Bodies)
+	bodies := new(decoded.Bodies)
 	lw := newFuncs(
 		func(ctx context.Context, opts metav1.ListOptions) (List, error) {
 			return listUnstructured(ctx, request(&opts), bodies, dec, what)
 		},
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			opts.Watch = true
-			return watchstream.WatchJSON(ctx, request(&opts).SetHeader("Accept", "application/json"), kind, unstructuredEvents[T](dec))
+			return watchstream.WatchJSON(ctx, request(&opts).SetHeader("Accept", "application/json"), kind, jsondec.UnstructuredEventDecoder[T](dec))
 		})
 	lw.Decoded = true
 	return lw
@@ -57,7 +57,7 @@ func UnstructuredFuncs[T Object](request func(*metav1.ListOptions) *rest.Request
 // listUnstructured sends req, a list request, asking for JSON, reads the
 // response with bodies and decodes it with dec; what names the resource
 // in errors.
-func listUnstructured(ctx context.Context, req *rest.Request, bodies *protodec.Bodies, dec *jsondec.Unstructured, what string) (List, error) {
+func listUnstructured(ctx context.Context, req *rest.Request, bodies *decoded.Bodies, dec *jsondec.Unstructured, what string) (List, error) {
 	stream, err := req.SetHeader("Accept", "application/json").Stream(ctx)
 	if err != nil {
 		return nil, err
@@ -85,21 +85,4 @@ func decodeUnstructuredList(dec *jsondec.Unstructured, body []byte, what string)
 		return o.ToList()
 	}
 	return nil, fmt.Errorf("decoding the list of %s: got a %T", what, obj)
-}
-
-// unstructuredEvents decodes the objects of watch events with dec; their
-// stream validated each event whole.
-func unstructuredEvents[T Object](dec *jsondec.Unstructured) watchstream.DecodeFunc[T] {
-	return func(data []byte, _ bool) (T, error) {
-		var zero T
-		obj, err := dec.DecodeValid(data)
-		if err != nil {
-			return zero, err
-		}
-		t, ok := obj.(T)
-		if !ok {
-			return zero, fmt.Errorf("watch event object is a %T", obj)
-		}
-		return t, nil
-	}
 }

@@ -19,5 +19,6 @@
 // within one object (its name in its parts' names, a source in its spec
 // and its history) is shared there too (share.Local). Errors name the field
 // path and the offset (errors.go). Lists and watch events are read in
-// one pass (list.go).
+// one pass (list.go); EventDecoder and UnstructuredEventDecoder decode the
+// objects of watch events for internal/watchstream (event.go).
 package jsondec

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/decopt"
 )
 
@@ -84,27 +85,18 @@ func Object[T any](dec *Decoder, b []byte, newT func() T) (T, error) {
 	return obj, nil
 }
 
-// List is a page of a list: its metadata and its items, each allocated
-// on its own, so that keeping one keeps no other.
-type List[T runtime.Object] struct {
-	metav1.TypeMeta
-	metav1.ListMeta
-	Items []T
-}
-
-// DeepCopyObject returns a deep copy of l.
-func (l *List[T]) DeepCopyObject() runtime.Object {
-	c := &List[T]{TypeMeta: l.TypeMeta, Items: make([]T, len(l.Items))}
-	l.ListMeta.DeepCopyInto(&c.ListMeta)
-	for i, it := range l.Items {
-		c.Items[i] = it.DeepCopyObject().(T)
+// EventDecoder returns the function that decodes the object of a watch
+// event with dec into a new object made by newT: shared and skipped as
+// dec says, but whole and on its own for a bookmark, which is not cached.
+func EventDecoder[T any](dec *Decoder, newT func() T) decoded.EventFunc[T] {
+	return func(data []byte, bookmark bool) (T, error) {
+		if bookmark {
+			obj := newT()
+			return obj, dec.DecodePlain(pointerOf(obj), data)
+		}
+		return Object(dec, data, newT)
 	}
-	return c
 }
-
-// OwnedItems returns the items, which are allocated apart from each other
-// and from the list.
-func (l *List[T]) OwnedItems() []T { return l.Items }
 
 // magic starts every object in kube-apiserver's protobuf envelope.
 var magic = []byte{0x6b, 0x38, 0x73, 0x00}
@@ -177,7 +169,7 @@ var listMetaPlan = planFor(reflect.TypeFor[metav1.ListMeta]())
 // DecodeList decodes body, a list response in the protobuf envelope whose
 // kind must be listKind (PodList), into a List of new objects made by
 // newT, which must make objects of the decoder's type.
-func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, newT func() T) (*List[T], error) {
+func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, newT func() T) (*decoded.List[T], error) {
 	kind, raw, err := Unwrap(body)
 	if err != nil {
 		return nil, err
@@ -185,7 +177,7 @@ func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, ne
 	if string(kind) != listKind {
 		return nil, fmt.Errorf("the list is a %q, want %q", kind, listKind)
 	}
-	l := &List[T]{}
+	l := &decoded.List[T]{}
 	if n, _ := runOf(raw, itemsStart(raw), 2); n > 0 {
 		l.Items = make([]T, 0, n)
 	}
