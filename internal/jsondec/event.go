@@ -2,7 +2,6 @@ package jsondec
 
 import (
 	"fmt"
-	"reflect"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,7 +17,7 @@ import (
 func EventDecoder[T runtime.Object](dec *Decoder, newT func() T) decoded.EventFunc[T] {
 	return func(data []byte, _ bool) (T, error) {
 		obj := newT()
-		if err := dec.DecodeValid(reflect.ValueOf(obj).UnsafePointer(), data); err != nil {
+		if err := dec.DecodeValid(decoded.Pointer(obj), data); err != nil {
 			var zero T
 			return zero, err
 		}

@@ -170,7 +170,7 @@ func decodeItems[T runtime.Object](dec *Decoder, body []byte, i int, l *decoded.
 	l.Items = make([]T, 0, dec.lastItems)
 	end, err := walkElements(body, i, func(k, j int) (int, error) {
 		obj := newT()
-		end, err := dec.decode(*(*unsafe.Pointer)(unsafe.Pointer(&obj)), body, j)
+		end, err := dec.decode(decoded.Pointer(obj), body, j)
 		if err != nil {
 			return 0, fmt.Errorf("item %d: %w", k, err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/decopt"
+	"github.com/kubetyped/informers/internal/share"
 )
 
 // Options configure a Decoder, as they configure every decoder of the
@@ -27,7 +28,7 @@ type Decoder struct {
 	plan *message
 
 	mu    sync.Mutex
-	root  *place // nil: nothing shared or skipped
+	root  *share.Place // nil: nothing shared or skipped
 	d     decoder
 	plain decoder
 }
@@ -47,7 +48,7 @@ func New(t reflect.Type, o Options) (*Decoder, error) {
 	}
 	dec := &Decoder{typ: t.Elem(), plan: planFor(t.Elem()), d: newDecoder(o.Share), plain: newDecoder(false)}
 	if o.Share || len(o.Skip) > 0 {
-		dec.root = &place{}
+		dec.root = &share.Place{}
 	}
 	if err := decopt.MarkSkipped(t, o.Skip, dec.markSkipped); err != nil {
 		return nil, err
@@ -59,30 +60,21 @@ func New(t reflect.Type, o Options) (*Decoder, error) {
 func (dec *Decoder) Decode(p unsafe.Pointer, b []byte) error {
 	dec.mu.Lock()
 	defer dec.mu.Unlock()
-	return dec.d.message(dec.plan, dec.root, p, b)
+	return dec.failed(dec.d.message(dec.plan, dec.root, p, b))
 }
 
 // DecodePlain is Decode without sharing or skipping anything, for objects
 // that are not cached, such as bookmarks.
 func (dec *Decoder) DecodePlain(p unsafe.Pointer, b []byte) error {
-	return dec.plain.message(dec.plan, nil, p, b)
+	return dec.failed(dec.plain.message(dec.plan, nil, p, b))
 }
 
-// pointerOf returns the address held by obj, a pointer or an interface
-// holding one.
-func pointerOf[T any](obj T) unsafe.Pointer {
-	return reflect.ValueOf(any(obj)).UnsafePointer()
-}
-
-// Object decodes b into a new object made by newT, which must make
-// objects of the decoder's type.
-func Object[T any](dec *Decoder, b []byte, newT func() T) (T, error) {
-	obj := newT()
-	if err := dec.Decode(pointerOf(obj), b); err != nil {
-		var zero T
-		return zero, fmt.Errorf("decoding %s: %w", dec.typ.Name(), err)
+// failed returns err, if not nil, naming the decoder's type.
+func (dec *Decoder) failed(err error) error {
+	if err != nil {
+		return fmt.Errorf("decoding %s: %w", dec.typ.Name(), err)
 	}
-	return obj, nil
+	return nil
 }
 
 // EventDecoder returns the function that decodes the object of a watch
@@ -92,9 +84,9 @@ func EventDecoder[T any](dec *Decoder, newT func() T) decoded.EventFunc[T] {
 	return func(data []byte, bookmark bool) (T, error) {
 		if bookmark {
 			obj := newT()
-			return obj, dec.DecodePlain(pointerOf(obj), data)
+			return obj, dec.DecodePlain(decoded.Pointer(obj), data)
 		}
-		return Object(dec, data, newT)
+		return decoded.Object(dec, data, newT)
 	}
 }
 
@@ -189,7 +181,7 @@ func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, ne
 			return dec.plain.message(listMetaPlan, nil, unsafe.Pointer(&l.ListMeta), v)
 		case 2:
 			obj := newT()
-			if err := dec.d.message(dec.plan, dec.root, pointerOf(obj), v); err != nil {
+			if err := dec.d.message(dec.plan, dec.root, decoded.Pointer(obj), v); err != nil {
 				return fmt.Errorf("item %d: %w", len(l.Items), err)
 			}
 			l.Items = append(l.Items, obj)
