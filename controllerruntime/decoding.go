@@ -40,13 +40,15 @@ type Decoding struct {
 
 // NewCacheWithDecoding returns a cache.NewCacheFunc, for the manager's
 // NewCache option, whose caches decode as d says.
+//
+// Deprecated: use NewCacheWithOptions with Options.Decoding.
 func NewCacheWithDecoding(d Decoding) cache.NewCacheFunc {
-	return func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
-		return NewWithDecoding(cfg, opts, d)
-	}
+	return NewCacheWithOptions(Options{Decoding: d})
 }
 
 // NewWithDecoding is New with a Decoding.
+//
+// Deprecated: use NewWithOptions with Options.Decoding.
 func NewWithDecoding(cfg *rest.Config, opts cache.Options, d Decoding) (*Cache, error) {
 	return NewWithOptions(cfg, opts, Options{Decoding: d})
 }
