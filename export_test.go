@@ -80,7 +80,7 @@ func JSONListWatch[T Object](list func(metav1.ListOptions) ([]byte, error), stre
 			return jsondec.DecodeList(dec, body, kind+"List", newT)
 		},
 		func(ctx context.Context, _ metav1.ListOptions) (watch.Interface, error) {
-			return watchstream.FromResponse(ctx, stream(), "application/json", kind, watchstream.Decoders[T]{JSON: apiclient.JSONEventDecoder(dec, newT)})
+			return watchstream.FromResponse(ctx, stream(), "application/json", kind, watchstream.Decoders[T]{JSON: jsondec.EventDecoder(dec, newT)})
 		}), nil
 }
 

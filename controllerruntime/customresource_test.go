@@ -104,9 +104,9 @@ func TestCacheCustomResources(t *testing.T) {
 	}
 	require.Less(t, len(servers), count/2, "equal strings shared in unstructured objects")
 
-	skipping, err := controllerruntime.NewWithDecoding(cfg, opts, controllerruntime.Decoding{
+	skipping, err := controllerruntime.NewWithOptions(cfg, opts, controllerruntime.Options{Decoding: controllerruntime.Decoding{
 		SkipFields: map[client.Object][]string{&bf.Application{}: {"status.resources"}},
-	})
+	}})
 	require.NoError(t, err)
 	startCache(t, skipping)
 	var skipped bf.ApplicationList
@@ -117,8 +117,8 @@ func TestCacheCustomResources(t *testing.T) {
 		require.Empty(t, a.Status.Resources)
 		require.NotEmpty(t, a.Status.Sync.Revision)
 	}
-	_, err = controllerruntime.NewWithDecoding(cfg, opts, controllerruntime.Decoding{
+	_, err = controllerruntime.NewWithOptions(cfg, opts, controllerruntime.Options{Decoding: controllerruntime.Decoding{
 		SkipFields: map[client.Object][]string{&bf.Application{}: {"status.nothing"}},
-	})
+	}})
 	require.ErrorContains(t, err, `no field "nothing"`)
 }

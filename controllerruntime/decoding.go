@@ -1,25 +1,19 @@
 package controllerruntime
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/kubetyped/informers"
-	"github.com/kubetyped/informers/internal/apiclient"
-	"github.com/kubetyped/informers/internal/jsondec"
-	"github.com/kubetyped/informers/internal/protodec"
-	"github.com/kubetyped/informers/internal/watchstream"
+	"github.com/kubetyped/informers/adapter"
 )
 
 // Decoding says how a Cache decodes objects: by default with the
@@ -46,13 +40,15 @@ type Decoding struct {
 
 // NewCacheWithDecoding returns a cache.NewCacheFunc, for the manager's
 // NewCache option, whose caches decode as d says.
+//
+// Deprecated: use NewCacheWithOptions with Options.Decoding.
 func NewCacheWithDecoding(d Decoding) cache.NewCacheFunc {
-	return func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
-		return NewWithDecoding(cfg, opts, d)
-	}
+	return NewCacheWithOptions(Options{Decoding: d})
 }
 
 // NewWithDecoding is New with a Decoding.
+//
+// Deprecated: use NewWithOptions with Options.Decoding.
 func NewWithDecoding(cfg *rest.Config, opts cache.Options, d Decoding) (*Cache, error) {
 	return NewWithOptions(cfg, opts, Options{Decoding: d})
 }
@@ -63,7 +59,7 @@ func (c *Cache) setDecoding(d Decoding) error {
 	c.skip = map[reflect.Type][]string{}
 	for obj, paths := range d.SkipFields {
 		t := reflect.TypeOf(obj)
-		if _, err := apiclient.NewClearer(t, paths); err != nil {
+		if _, err := adapter.NewClearer(t, paths); err != nil {
 			return fmt.Errorf("controllerruntime: Decoding.SkipFields: %w", err)
 		}
 		c.skip[t] = paths
@@ -73,38 +69,24 @@ func (c *Cache) setDecoding(d Decoding) error {
 
 // partDecoder is the decoder of one informer, made on first use: the
 // list-watches of its namespaces (with a namespace selector) share it, and
-// so share equal strings and parts. One of its decoders is set, by the
-// informer's objects: protobuf for built-in types and metadata, JSON for
-// custom resources with a Go type, unstructured for unstructured ones.
+// so share equal strings and parts. dec is nil if the decoder is off or
+// does not know the informer's objects.
 type partDecoder struct {
-	once         sync.Once
-	dec          *protodec.Decoder
-	json         *jsondec.Decoder
-	unstructured *jsondec.Unstructured
-	err          error
+	once sync.Once
+	dec  *adapter.Decoder
+	err  error
 }
 
-// decoderFor returns shared with the decoder of the objects that newObject
-// makes (unstructured ones in shape unstructuredShape) made, or none if
-// the decoder is off or does not know them.
-func (c *Cache) decoderFor(newObject func() client.Object, sh shape, shared *partDecoder) (*partDecoder, error) {
+// decoderFor returns shared with the decoder of the objects of Go type t
+// (nil for unstructured ones, in unstructuredShape) made.
+func (c *Cache) decoderFor(t reflect.Type, sh shape, shared *partDecoder) (*partDecoder, error) {
 	shared.once.Do(func() {
-		if c.decoding.Disable {
-			return
-		}
-		if sh == unstructuredShape {
-			shared.unstructured = jsondec.NewUnstructured(true)
-			return
-		}
-		if newObject == nil {
-			return
-		}
-		t := reflect.TypeOf(newObject())
 		switch {
-		case protodec.Supports(t):
-			shared.dec, shared.err = protodec.New(t, protodec.Options{Share: true, Skip: c.skip[t]})
-		case jsondec.Supports(t):
-			shared.json, shared.err = jsondec.New(t, jsondec.Options{Share: true, Skip: c.skip[t]})
+		case c.decoding.Disable:
+		case sh == unstructuredShape:
+			shared.dec = adapter.NewUnstructuredDecoder()
+		case t != nil:
+			shared.dec, shared.err = adapter.NewDecoder(t, c.skip[t])
 		}
 	})
 	return shared, shared.err
@@ -118,53 +100,14 @@ func (c *Cache) clearSkipped(t reflect.Type) informers.TransformFunc[client.Obje
 	if len(paths) == 0 {
 		return nil
 	}
-	clearer, err := apiclient.NewClearer(t, paths)
-	if err != nil { // checked by NewWithDecoding
+	clearer, err := adapter.NewClearer(t, paths)
+	if err != nil { // checked by setDecoding
 		return nil
 	}
 	return func(obj client.Object) (client.Object, error) {
-		if reflect.TypeOf(obj) == t {
-			clearer.Clear(reflect.ValueOf(obj).UnsafePointer())
-		}
+		clearer.Clear(obj)
 		return obj, nil
 	}
-}
-
-// decodedListWatch lists and watches through req with dec, into objects
-// that newObject makes, of kind kind; a response in JSON is decoded by
-// c's codecs into a list like listObj.
-func (c *Cache) decodedListWatch(request func(*metav1.ListOptions) *rest.Request, dec *protodec.Decoder, kind string,
-	newObject func() client.Object, listObj runtime.Object) *informers.ListWatch[client.Object, informers.List] {
-	bodies := new(protodec.Bodies)
-	return informers.NewListWatch[client.Object](
-		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
-			stream, err := request(&opts).Stream(ctx)
-			if err != nil {
-				return nil, err
-			}
-			defer stream.Close()
-			var l informers.List
-			err = bodies.Read(stream, func(body []byte) error {
-				if protodec.IsProtobuf(body) {
-					l, err = protodec.DecodeList(dec, body, kind+"List", newObject)
-					return err
-				}
-				out := listObj.DeepCopyObject()
-				if err := runtime.DecodeInto(c.codecs.UniversalDeserializer(), body, out); err != nil {
-					return err
-				}
-				var ok bool
-				if l, ok = out.(informers.List); !ok {
-					return fmt.Errorf("list of %s returned %T, not a list", kind, out)
-				}
-				return nil
-			})
-			return l, err
-		},
-		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.Watch = true
-			return watchstream.WatchWith(ctx, request(&opts), kind, protodec.EventDecoder(dec, newObject))
-		})
 }
 
 // metadataRequests returns the requests of the metadata of gvr in

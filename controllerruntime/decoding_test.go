@@ -48,7 +48,7 @@ func TestCacheDecoding(t *testing.T) {
 		{"disabled", controllerruntime.Decoding{Disable: true}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := controllerruntime.NewWithDecoding(env.Config(), opts, tc.decoding)
+			c, err := controllerruntime.NewWithOptions(env.Config(), opts, controllerruntime.Options{Decoding: tc.decoding})
 			require.NoError(t, err)
 			startCache(t, c)
 			require.True(t, c.WaitForCacheSync(ctx), "started")
@@ -73,6 +73,6 @@ func TestCacheDecoding(t *testing.T) {
 			assert.Equal(t, tc.shared, fmt.Sprintf("%p", metas.Items[0].Labels) == fmt.Sprintf("%p", metas.Items[1].Labels), "metadata labels shared")
 		})
 	}
-	_, err = controllerruntime.NewWithDecoding(env.Config(), opts, controllerruntime.Decoding{SkipFields: map[client.Object][]string{&corev1.ConfigMap{}: {"nothing"}}})
+	_, err = controllerruntime.NewWithOptions(env.Config(), opts, controllerruntime.Options{Decoding: controllerruntime.Decoding{SkipFields: map[client.Object][]string{&corev1.ConfigMap{}: {"nothing"}}}})
 	require.ErrorContains(t, err, "nothing")
 }

@@ -17,9 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/kubetyped/informers"
-	"github.com/kubetyped/informers/internal/apiclient"
-	"github.com/kubetyped/informers/internal/jsondec"
-	"github.com/kubetyped/informers/internal/watchstream"
+	"github.com/kubetyped/informers/adapter"
 )
 
 // shape is how a type's objects are represented in the cache.
@@ -52,13 +50,12 @@ func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionRe
 		if err != nil {
 			return nil, err
 		}
-		if d.unstructured != nil {
+		if d.dec != nil {
 			rc, err := apiutil.RESTClientForGVK(gvk, false, true, c.config, c.codecs, c.httpClient)
 			if err != nil {
 				return nil, err
 			}
-			request := c.requests(rc, gvr, ns)
-			return fromFuncs(apiclient.UnstructuredFuncs[client.Object](request, d.unstructured, gvk.Kind, apiclient.ResourceName(gvr))), nil
+			return adapter.ListWatch[client.Object](c.requests(rc, gvr, ns), gvr, gvk.Kind, d.dec, nil, c.codecs)
 		}
 		cfg := rest.CopyConfig(c.config)
 		cfg.NegotiatedSerializer = nil
@@ -85,54 +82,27 @@ func (c *Cache) listWatch(gvk schema.GroupVersionKind, gvr schema.GroupVersionRe
 	if err != nil {
 		return nil, err
 	}
-	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
-	listObj, err := c.scheme.New(listGVK)
+	example, err := c.scheme.New(gvk)
 	if err != nil {
 		return nil, err
 	}
-	newObject := c.protobufObjects(gvk)
-	request := c.requests(rc, gvr, ns)
-	objects := newObject
-	if objects == nil {
-		objects = c.jsonObjects(gvk)
+	if _, ok := example.(client.Object); !ok {
+		return nil, fmt.Errorf("%v is a %T, not a client.Object", gvk, example)
 	}
-	d, err := c.decoderFor(objects, sh, shared)
+	t := reflect.TypeOf(example)
+	d, err := c.decoderFor(t, sh, shared)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case d.dec != nil:
-		return c.decodedListWatch(request, d.dec, gvk.Kind, newObject, listObj), nil
-	case d.json != nil:
-		return fromFuncs(apiclient.JSONFuncs(request, gvr, gvk.Kind, d.json, objects, c.codecs)), nil
-	}
-	return informers.NewListWatch[client.Object](
-		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
-			out := listObj.DeepCopyObject()
-			if err := request(&opts).Do(ctx).Into(out); err != nil {
-				return nil, err
-			}
-			l, ok := out.(informers.List)
-			if !ok {
-				return nil, fmt.Errorf("list of %s returned %T, not a list", gvr, out)
-			}
-			return l, nil
-		},
-		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.Watch = true
-			if newObject != nil {
-				return watchstream.Watch(ctx, request(&opts), gvk.Kind, newObject)
-			}
-			return request(&opts).Watch(ctx)
-		}), nil
+	newObject := func() client.Object { return reflect.New(t.Elem()).Interface().(client.Object) }
+	return adapter.ListWatch(c.requests(rc, gvr, ns), gvr, gvk.Kind, d.dec, newObject, c.codecs)
 }
 
 // metadataListWatch lists and watches the metadata of gvr in namespace ns
 // ("" for all): decoded by the library's decoder, or else through the
 // metadata client.
 func (c *Cache) metadataListWatch(gvr schema.GroupVersionResource, ns string, shared *partDecoder) (*informers.ListWatch[client.Object, informers.List], error) {
-	newObject := func() client.Object { return &metav1.PartialObjectMetadata{} }
-	d, err := c.decoderFor(newObject, metadataShape, shared)
+	d, err := c.decoderFor(reflect.TypeFor[*metav1.PartialObjectMetadata](), metadataShape, shared)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +111,8 @@ func (c *Cache) metadataListWatch(gvr schema.GroupVersionResource, ns string, sh
 		if err != nil {
 			return nil, err
 		}
-		return c.decodedListWatch(request, d.dec, "PartialObjectMetadata", newObject, &metav1.PartialObjectMetadataList{}), nil
+		newObject := func() client.Object { return &metav1.PartialObjectMetadata{} }
+		return adapter.ListWatch(request, gvr, "PartialObjectMetadata", d.dec, newObject, c.codecs)
 	}
 	cfg := rest.CopyConfig(c.config)
 	cfg.NegotiatedSerializer = nil
@@ -188,40 +159,6 @@ func withKind(lw *informers.ListWatch[client.Object, informers.List], gvk schema
 	return lw
 }
 
-// protobufObjects returns a function making new objects of kind gvk if they
-// decode from protobuf on their own (built-in types), so that a watch
-// decodes each straight from the stream; nil otherwise.
-func (c *Cache) protobufObjects(gvk schema.GroupVersionKind) func() client.Object {
-	obj, err := c.scheme.New(gvk)
-	if err != nil {
-		return nil
-	}
-	example, ok := obj.(client.Object)
-	if !ok {
-		return nil
-	}
-	newObject, ok := watchstream.NewFunc(example)
-	if !ok {
-		return nil
-	}
-	return newObject
-}
-
-// jsonObjects returns a function making new objects of kind gvk if the
-// library's JSON decoder decodes them by plan (custom resources with a Go
-// type); nil otherwise.
-func (c *Cache) jsonObjects(gvk schema.GroupVersionKind) func() client.Object {
-	obj, err := c.scheme.New(gvk)
-	if err != nil {
-		return nil
-	}
-	t := reflect.TypeOf(obj)
-	if _, ok := obj.(client.Object); !ok || !jsondec.Supports(t) {
-		return nil
-	}
-	return func() client.Object { return reflect.New(t.Elem()).Interface().(client.Object) }
-}
-
 // requests returns the list and watch requests of gvr in namespace ns
 // ("" for all) through rc.
 func (c *Cache) requests(rc rest.Interface, gvr schema.GroupVersionResource, ns string) func(*metav1.ListOptions) *rest.Request {
@@ -232,11 +169,4 @@ func (c *Cache) requests(rc rest.Interface, gvr schema.GroupVersionResource, ns 
 		}
 		return req
 	}
-}
-
-// fromFuncs is the ListWatch of the library's list and watch functions.
-func fromFuncs(f *apiclient.Funcs) *informers.ListWatch[client.Object, informers.List] {
-	return informers.NewListWatch[client.Object](
-		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) { return f.List(ctx, opts) },
-		f.Watch)
 }

@@ -7,7 +7,7 @@
 // Where client-go has a metric, it has client-go's name and labels (name,
 // group, version, resource): informer_queued_items,
 // informer_processing_latency_seconds (with a handler label added) and
-// informer_store_resource_version. The others are listed in Names.
+// informer_store_resource_version. The others are listed by MetricNames.
 // informer_staleness_seconds and informer_staleness_resource_versions are
 // set for informers with a staleness monitor (informers.StalenessOptions).
 package prometheus

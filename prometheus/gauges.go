@@ -14,7 +14,7 @@ import (
 type gauges struct{ m *Metrics }
 
 func gaugeDesc(name string, labels ...string) *prom.Desc {
-	return prom.NewDesc(name, Names[name], append(informerLabels[:4:4], labels...), nil)
+	return prom.NewDesc(name, help[name], append(informerLabels[:4:4], labels...), nil)
 }
 
 var (

@@ -2,6 +2,7 @@ package prometheus
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -14,8 +15,18 @@ import (
 // informerLabels name an informer, as client-go's informer metrics do.
 var informerLabels = []string{"name", "group", "version", "resource"}
 
+// MetricNames returns the metrics Metrics exports, by name, with their
+// help: a copy of its own, which the caller may change.
+func MetricNames() map[string]string { return maps.Clone(help) }
+
 // Names are the metrics Metrics exports, by name, with their help.
-var Names = map[string]string{
+//
+// Deprecated: use MetricNames. Names is a copy that Metrics never reads:
+// changing it changes nothing Metrics exports.
+var Names = MetricNames()
+
+// help is the help of each metric Metrics exports, by name.
+var help = map[string]string{
 	"informer_objects":                       "Number of objects in the informer's cache.",
 	"informer_synced":                        "1 once the informer's cache has synced, 0 before.",
 	"informer_watch_list":                    "1 when the informer gets the server's state by watch-list streaming, 0 when by listing.",
@@ -64,11 +75,11 @@ var (
 // if reg already has them: use one Metrics per registry.
 func New(reg prom.Registerer) (*Metrics, error) {
 	counter := func(name string, labels ...string) *prom.CounterVec {
-		return prom.NewCounterVec(prom.CounterOpts{Name: name, Help: Names[name]}, append(informerLabels[:4:4], labels...))
+		return prom.NewCounterVec(prom.CounterOpts{Name: name, Help: help[name]}, append(informerLabels[:4:4], labels...))
 	}
 	// gauge is for values that informers push, through StalenessMetrics.
 	gauge := func(name string) *prom.GaugeVec {
-		return prom.NewGaugeVec(prom.GaugeOpts{Name: name, Help: Names[name]}, informerLabels)
+		return prom.NewGaugeVec(prom.GaugeOpts{Name: name, Help: help[name]}, informerLabels)
 	}
 	m := &Metrics{
 		requests:      counter("informer_requests_total", "verb"),
@@ -79,7 +90,7 @@ func New(reg prom.Registerer) (*Metrics, error) {
 		panics:        counter("informer_handler_panics_total", "handler", "event"),
 		latency: prom.NewHistogramVec(prom.HistogramOpts{
 			Name: "informer_processing_latency_seconds",
-			Help: Names["informer_processing_latency_seconds"],
+			Help: help["informer_processing_latency_seconds"],
 			// client-go's buckets.
 			Buckets: []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
 		}, append(informerLabels[:4:4], "handler")),

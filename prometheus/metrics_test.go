@@ -235,3 +235,34 @@ func runSynced(t *testing.T, inf *informers.SharedInformer[*corev1.Pod]) {
 	t.Helper()
 	require.NoError(t, inf.WaitForSync(testutil.Run(t, inf)))
 }
+
+// MetricNames names every metric Metrics exports, with the help the
+// registry exports; each call returns a copy of its own, which changes
+// neither the next copy nor what Metrics exports.
+func TestMetricNames(t *testing.T) {
+	reg := prom.NewRegistry()
+	m, err := informersprom.New(reg)
+	require.NoError(t, err)
+	names := informersprom.MetricNames()
+	names["informer_objects"] = "changed"
+	delete(names, "informer_requests_total")
+	assert.NotEqual(t, "changed", informersprom.MetricNames()["informer_objects"])
+	assert.Contains(t, informersprom.MetricNames(), "informer_requests_total")
+
+	src := informerstest.NewSource[*corev1.Pod, *corev1.PodList](corev1.Resource("pods"))
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Metrics: m})
+	require.NoError(t, err)
+	_, err = inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{}, informers.WithName("h"))
+	require.NoError(t, err)
+	testutil.Run(t, inf)
+	require.NoError(t, informers.WaitForSync(testutil.Context(t, time.Minute), inf))
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	require.NotEmpty(t, families)
+	want := informersprom.MetricNames()
+	for _, f := range families {
+		help, ok := want[f.GetName()]
+		require.True(t, ok, "%s is not in MetricNames", f.GetName())
+		assert.Equal(t, help, f.GetHelp(), f.GetName())
+	}
+}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -116,11 +117,7 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 			a.forgetOnNotFound(t.GVR.GroupVersion(), err)
 			return nil, err
 		}
-		l, ok := obj.(List)
-		if !ok {
-			return nil, fmt.Errorf("list of %s returned %T", ResourceName(t.GVR), obj)
-		}
-		return l, nil
+		return asList(obj, t.GVR)
 	}
 	watchFn := func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 		opts.Watch = true
@@ -294,13 +291,18 @@ func serverListWatch[T Object](srv Server, gvr schema.GroupVersionResource, ns s
 			if err != nil {
 				return nil, err
 			}
-			l, ok := obj.(List)
-			if !ok {
-				return nil, fmt.Errorf("list of %s returned %T, not a list", ResourceName(gvr), obj)
-			}
-			return l, nil
+			return asList(obj, gvr)
 		},
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return srv.Watch(ctx, gvr, ns, opts)
 		})
+}
+
+// asList returns obj, what a list of gvr returned, as a List.
+func asList(obj runtime.Object, gvr schema.GroupVersionResource) (List, error) {
+	l, ok := obj.(List)
+	if !ok {
+		return nil, fmt.Errorf("list of %s returned %T, not a list", ResourceName(gvr), obj)
+	}
+	return l, nil
 }

@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/jsondec"
-	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
@@ -18,7 +18,7 @@ import (
 // UnstructuredJSONScheme decodes them, sharing keys and repeated values.
 // T is *unstructured.Unstructured.
 func unstructuredDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns string, dec *jsondec.Unstructured) *Funcs {
-	bodies := new(protodec.Bodies)
+	bodies := new(decoded.Bodies)
 	list := func(ctx context.Context, opts metav1.ListOptions) (List, error) {
 		res, err := a.resource(ctx, gvr, "")
 		if err != nil {
@@ -39,7 +39,7 @@ func unstructuredDecoded[T Object](a *Client, gvr schema.GroupVersionResource, n
 		req := a.rest.Get().AbsPath(pathOf(gvr.GroupVersion(), res, ns)...).
 			SpecificallyVersionedParams(&opts, paramCodec, schema.GroupVersion{Version: "v1"}).
 			SetHeader("Accept", "application/json")
-		w, err := watchstream.WatchJSON(ctx, req, res.Kind, unstructuredEvents[T](dec))
+		w, err := watchstream.WatchJSON(ctx, req, res.Kind, jsondec.UnstructuredEventDecoder[T](dec))
 		a.forgetOnNotFound(gvr.GroupVersion(), err)
 		return w, err
 	}

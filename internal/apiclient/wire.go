@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/watchstream"
@@ -117,7 +118,7 @@ type wireDecoders[T Object] struct {
 	// codecs decode what the decoders above leave.
 	codecs serializer.CodecFactory
 	// bodies reads the pages of lists.
-	bodies protodec.Bodies
+	bodies decoded.Bodies
 }
 
 // newWireDecoders returns the decoders of an informer of a's objects of
@@ -208,7 +209,7 @@ func (d *wireDecoders[T]) watch(ctx context.Context, req *rest.Request, again fu
 			return nil, err
 		}
 		if jd != nil {
-			decoders.JSON = JSONEventDecoder(jd, d.newT)
+			decoders.JSON = jsondec.EventDecoder(jd, d.newT)
 		}
 	}
 	body, contentType, err := stream(ctx, req.Throttle(nil))
@@ -233,22 +234,7 @@ func (d *wireDecoders[T]) jsonEvent(data []byte, bookmark bool) (T, error) {
 		var zero T
 		return zero, err
 	}
-	return JSONEventDecoder(jd, d.newT)(data, bookmark)
-}
-
-// JSONEventDecoder returns the function that decodes the object of a JSON
-// watch event with dec into a new object made by newT. As client-go's
-// decoder does, it leaves their apiVersion and kind empty.
-func JSONEventDecoder[T Object](dec *jsondec.Decoder, newT func() T) watchstream.DecodeFunc[T] {
-	return func(data []byte, _ bool) (T, error) {
-		obj := newT()
-		if err := dec.DecodeValid(reflect.ValueOf(obj).UnsafePointer(), data); err != nil {
-			var zero T
-			return zero, err
-		}
-		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
-		return obj, nil
-	}
+	return jsondec.EventDecoder(jd, d.newT)(data, bookmark)
 }
 
 // decodeListWith decodes body, a list response in any of the API server's

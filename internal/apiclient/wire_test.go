@@ -25,7 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubetyped/informers/internal/protodec"
+	"github.com/kubetyped/informers/internal/decoded"
 )
 
 // wirePods are the pods the test server serves: two in the list, a third
@@ -145,7 +145,7 @@ func listAndWatch(t *testing.T, a *Client, dec Decoding) ([]corev1.Pod, watch.Ev
 	switch l := l.(type) {
 	case *corev1.PodList:
 		items = l.Items
-	case *protodec.List[*corev1.Pod]:
+	case *decoded.List[*corev1.Pod]:
 		for _, p := range l.Items {
 			items = append(items, *p)
 		}
@@ -294,7 +294,7 @@ func TestMetadataDecodedFromJSON(t *testing.T) {
 	require.True(t, lw.Decoded)
 	l, err := lw.List(t.Context(), metav1.ListOptions{})
 	require.NoError(t, err)
-	got, ok := l.(*protodec.List[*metav1.PartialObjectMetadata])
+	got, ok := l.(*decoded.List[*metav1.PartialObjectMetadata])
 	require.True(t, ok, "decoded by the library's JSON decoder: %T", l)
 	require.Len(t, got.Items, 2)
 	for i, item := range got.Items {

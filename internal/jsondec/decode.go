@@ -26,7 +26,7 @@ type sliceHeader struct {
 // encoding/json decodes into the zero value, with sigs.k8s.io/json's
 // options: case-sensitive names, integers of interface{} values as
 // int64.
-func (d *decoder) value(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (int, error) {
+func (d *decoder) value(n *node, pl *share.Place, p unsafe.Pointer, b []byte, i int) (int, error) {
 	c := b[i]
 	switch n.kind {
 	case kTime:
@@ -170,7 +170,7 @@ func setNumber(n *node, p unsafe.Pointer, s string) bool {
 // encoding/json's rules instead (errDuplicate): encoding/json merges the
 // second value into the first, which values shared between objects must
 // never see.
-func (d *decoder) object(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (int, error) {
+func (d *decoder) object(n *node, pl *share.Place, p unsafe.Pointer, b []byte, i int) (int, error) {
 	var seen [maxFields / 64]uint64
 	j := ws(b, i+1)
 	if b[j] == '}' {
@@ -180,8 +180,8 @@ func (d *decoder) object(n *node, pl *place, p unsafe.Pointer, b []byte, i int) 
 		key, vj := readKey(b, j)
 		j = vj
 		f := n.byName[unsafeString(key)]
-		fpl := pl.child(indexOf(f), len(n.fields), d.sh.On() && f != nil)
-		if f == nil || fpl != nil && fpl.skip {
+		fpl := pl.Child(indexOf(f), len(n.fields), d.sh.On() && f != nil)
+		if f == nil || fpl != nil && fpl.Skip {
 			j = skip(b, j)
 		} else {
 			if seen[f.index/64]&(1<<(f.index%64)) != 0 {
@@ -226,7 +226,7 @@ var timeKind = unsafe.Pointer(new(byte))
 
 // pointer decodes a value held by pointer: shared with an equal one met
 // at pl if the decoder shares there, else into a new value.
-func (d *decoder) pointer(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (int, error) {
+func (d *decoder) pointer(n *node, pl *share.Place, p unsafe.Pointer, b []byte, i int) (int, error) {
 	pp := (*unsafe.Pointer)(p)
 	switch e := n.elem; e.kind {
 	case kString:
@@ -252,7 +252,7 @@ func (d *decoder) pointer(n *node, pl *place, p unsafe.Pointer, b []byte, i int)
 				return end, nil
 			}
 			q := reflect.New(e.typ).UnsafePointer()
-			if _, err := d.value(e, pl.elemPlace(d.sh.On()), q, b, i); err != nil {
+			if _, err := d.value(e, pl.Elem(d.sh.On()), q, b, i); err != nil {
 				return 0, err
 			}
 			*pp = q
@@ -263,12 +263,12 @@ func (d *decoder) pointer(n *node, pl *place, p unsafe.Pointer, b []byte, i int)
 	if *pp == nil {
 		*pp = reflect.New(n.elem.typ).UnsafePointer()
 	}
-	return d.value(n.elem, pl.elemPlace(d.sh.On()), *pp, b, i)
+	return d.value(n.elem, pl.Elem(d.sh.On()), *pp, b, i)
 }
 
 // slice decodes an array into a slice of its length, or shares it whole
 // with an equal one met at pl.
-func (d *decoder) slice(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (int, error) {
+func (d *decoder) slice(n *node, pl *share.Place, p unsafe.Pointer, b []byte, i int) (int, error) {
 	h := (*sliceHeader)(p)
 	count, end := countElements(b, i)
 	v, hit, m, sharing := d.lookup(pl, kindOf(n, pl), b, i, end)
@@ -278,7 +278,7 @@ func (d *decoder) slice(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (
 	}
 	s := reflect.MakeSlice(n.typ, count, count)
 	*h = sliceHeader{s.UnsafePointer(), count, count}
-	epl := pl.elemPlace(d.sh.On())
+	epl := pl.Elem(d.sh.On())
 	size := n.elem.typ.Size()
 	j := ws(b, i+1)
 	for k := range count {
@@ -295,7 +295,7 @@ func (d *decoder) slice(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (
 }
 
 // base64 decodes a string into a byte slice as encoding/json does.
-func (d *decoder) base64(pl *place, p unsafe.Pointer, b []byte, i int) (int, error) {
+func (d *decoder) base64(pl *share.Place, p unsafe.Pointer, b []byte, i int) (int, error) {
 	raw, end := readString(b, i)
 	out := make([]byte, base64.StdEncoding.DecodedLen(len(raw)))
 	n, err := base64.StdEncoding.Decode(out, raw)
@@ -313,7 +313,7 @@ func (d *decoder) base64(pl *place, p unsafe.Pointer, b []byte, i int) (int, err
 }
 
 // mapping decodes an object into a map whose keys are strings.
-func (d *decoder) mapping(n *node, pl *place, p unsafe.Pointer, b []byte, i int) (int, error) {
+func (d *decoder) mapping(n *node, pl *share.Place, p unsafe.Pointer, b []byte, i int) (int, error) {
 	var m memo
 	sharing := false
 	if *(*unsafe.Pointer)(p) == nil {
@@ -325,7 +325,7 @@ func (d *decoder) mapping(n *node, pl *place, p unsafe.Pointer, b []byte, i int)
 			return end, nil
 		}
 	}
-	kpl := pl.keyPlace(d.sh.On())
+	kpl := pl.Key(d.sh.On())
 	var end int
 	var err error
 	if n.stringMap {
@@ -340,7 +340,7 @@ func (d *decoder) mapping(n *node, pl *place, p unsafe.Pointer, b []byte, i int)
 }
 
 // stringMap decodes an object into a map[string]string.
-func (d *decoder) stringMap(pl, kpl *place, m *map[string]string, b []byte, i int) (int, error) {
+func (d *decoder) stringMap(pl, kpl *share.Place, m *map[string]string, b []byte, i int) (int, error) {
 	if *m == nil {
 		*m = make(map[string]string)
 	}
@@ -354,7 +354,7 @@ func (d *decoder) stringMap(pl, kpl *place, m *map[string]string, b []byte, i in
 		j = vj
 		var v string
 		var err error
-		if j, err = d.value(stringNode, pl.valuePlace(k, d.sh.On()), unsafe.Pointer(&v), b, j); err != nil {
+		if j, err = d.value(stringNode, pl.Value(k, d.sh.On()), unsafe.Pointer(&v), b, j); err != nil {
 			return 0, inField(err, k)
 		}
 		(*m)[k] = v
@@ -369,7 +369,7 @@ var stringNode = &node{kind: kString, typ: reflect.TypeFor[string]()}
 
 // anyMap decodes an object into a map of plan n, whose keys are of kind
 // string, through reflection: each value into a zero element, then stored.
-func (d *decoder) anyMap(n *node, pl, kpl *place, p unsafe.Pointer, b []byte, i int) (int, error) {
+func (d *decoder) anyMap(n *node, pl, kpl *share.Place, p unsafe.Pointer, b []byte, i int) (int, error) {
 	m := reflect.NewAt(n.typ, p).Elem()
 	if m.IsNil() {
 		m.Set(reflect.MakeMap(n.typ))
@@ -387,7 +387,7 @@ func (d *decoder) anyMap(n *node, pl, kpl *place, p unsafe.Pointer, b []byte, i 
 		elem.SetZero()
 		var err error
 		d.temporary++ // elem is copied into the map, then reused
-		j, err = d.value(n.elem, pl.valuePlace(k, d.sh.On()), elem.Addr().UnsafePointer(), b, j)
+		j, err = d.value(n.elem, pl.Value(k, d.sh.On()), elem.Addr().UnsafePointer(), b, j)
 		d.temporary--
 		if err != nil {
 			return 0, inField(err, k)
@@ -427,7 +427,7 @@ func (d *decoder) time(n *node, p unsafe.Pointer, b []byte, i int) (int, error) 
 // objects as map[string]interface{}, arrays as []interface{}, integers
 // as int64, other numbers as float64. Keys and strings met at pl before
 // are shared, and so are whole objects and arrays.
-func (d *decoder) any(pl *place, b []byte, i int) (any, int, error) {
+func (d *decoder) any(pl *share.Place, b []byte, i int) (any, int, error) {
 	switch c := b[i]; c {
 	case 'n':
 		return nil, i + 4, nil
@@ -439,13 +439,7 @@ func (d *decoder) any(pl *place, b []byte, i int) (any, int, error) {
 		raw, end := readString(b, i)
 		return d.anyString(pl, raw), end, nil
 	case '{', '[':
-		var wpl *place // the place of the objects and arrays at pl
-		if pl != nil && d.sh.On() && pl.depth < share.MaxDepth {
-			if pl.whole == nil {
-				pl.whole = &place{depth: pl.depth}
-			}
-			wpl = pl.whole
-		}
+		wpl := pl.Whole(d.sh.On()) // the place of the objects and arrays at pl
 		var m memo
 		sharing := false
 		if d.sh.On() {
@@ -495,7 +489,7 @@ var anyKind = unsafe.Pointer(new(byte))
 
 // anyString returns raw as a string in an interface{}: a boxed string
 // shared with an equal one at pl or in the object, boxed once.
-func (d *decoder) anyString(pl *place, raw []byte) any {
+func (d *decoder) anyString(pl *share.Place, raw []byte) any {
 	if len(raw) == 0 {
 		return ""
 	}
@@ -530,9 +524,9 @@ func box(typ, data unsafe.Pointer) any {
 
 // anyObject decodes an object into a map[string]interface{}; top stops it
 // with errList at a member named "items" (see Unstructured.Decode).
-func (d *decoder) anyObject(pl *place, b []byte, i int, top bool) (map[string]any, int, error) {
+func (d *decoder) anyObject(pl *share.Place, b []byte, i int, top bool) (map[string]any, int, error) {
 	m := make(map[string]any)
-	kpl := pl.keyPlace(d.sh.On())
+	kpl := pl.Key(d.sh.On())
 	j := ws(b, i+1)
 	if b[j] == '}' {
 		return m, j + 1, nil
@@ -544,7 +538,7 @@ func (d *decoder) anyObject(pl *place, b []byte, i int, top bool) (map[string]an
 		}
 		k := d.str(kpl, raw)
 		j = vj
-		v, end, err := d.any(pl.valuePlace(k, d.sh.On()), b, j)
+		v, end, err := d.any(pl.Value(k, d.sh.On()), b, j)
 		if err != nil {
 			return nil, 0, inField(err, k)
 		}
@@ -557,10 +551,10 @@ func (d *decoder) anyObject(pl *place, b []byte, i int, top bool) (map[string]an
 }
 
 // anyArray decodes an array into a []interface{} of its length.
-func (d *decoder) anyArray(pl *place, b []byte, i int) ([]any, int, error) {
+func (d *decoder) anyArray(pl *share.Place, b []byte, i int) ([]any, int, error) {
 	count, end := countElements(b, i)
 	s := make([]any, count)
-	epl := pl.elemPlace(d.sh.On())
+	epl := pl.Elem(d.sh.On())
 	j := ws(b, i+1)
 	for k := range count {
 		v, e, err := d.any(epl, b, j)

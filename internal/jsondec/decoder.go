@@ -25,11 +25,11 @@ type decoder struct {
 func newDecoder(sharing bool) decoder { return decoder{sh: share.NewSharing(sharing)} }
 
 // table returns the table of pl if the decoder shares at pl now.
-func (d *decoder) table(pl *place) *share.Table { return d.sh.At(pl.table()) }
+func (d *decoder) table(pl *share.Place) *share.Table { return d.sh.At(pl.Table()) }
 
 // str returns b as a string: the one pl, or else the object being
 // decoded, remembers if equal, or a new one, which they then remember.
-func (d *decoder) str(pl *place, b []byte) string { return d.sh.StrAt(pl.table(), &d.loc, b) }
+func (d *decoder) str(pl *share.Place, b []byte) string { return d.sh.StrAt(pl.Table(), &d.loc, b) }
 
 // begin starts decoding an object encoded in b, if the decoder shares:
 // the values that repeat within it are shared until end.
@@ -74,7 +74,7 @@ type memo struct {
 // lookup looks for the part of kind kind encoded at b[i:end] in the
 // table of pl and in the object's memory; ok is false where nothing is
 // shared, and m remembers the part once decoded.
-func (d *decoder) lookup(pl *place, kind unsafe.Pointer, b []byte, i, end int) (v share.Found, hit bool, m memo, ok bool) {
+func (d *decoder) lookup(pl *share.Place, kind unsafe.Pointer, b []byte, i, end int) (v share.Found, hit bool, m memo, ok bool) {
 	t, loc := d.table(pl), d.local(b)
 	if t == nil && loc == nil {
 		return v, false, m, false
@@ -116,8 +116,8 @@ func (d *decoder) remember(m memo, v share.Found) {
 // kindOf returns the kind by which the object's memory knows the parts
 // of plan n decoded at pl: the plan, but for a place with fields skipped
 // below it, whose parts differ from the same plan's elsewhere.
-func kindOf(n *node, pl *place) unsafe.Pointer {
-	if pl != nil && pl.skipBelow {
+func kindOf(n *node, pl *share.Place) unsafe.Pointer {
+	if pl != nil && pl.SkipBelow {
 		return unsafe.Pointer(pl)
 	}
 	return unsafe.Pointer(n)

@@ -14,10 +14,11 @@
 // by sigs.k8s.io/json itself. While decoding, a string met before at the
 // same place is taken from a table by its bytes, and a repeated part (a
 // map, a slice, a struct held by pointer, an interface{} object) by the
-// hashes of its encoding, without decoding it again (place.go,
-// decoder.go, with the tables of internal/share); a value that repeats
+// hashes of its encoding, without decoding it again (decoder.go,
+// with the places and tables of internal/share); a value that repeats
 // within one object (its name in its parts' names, a source in its spec
 // and its history) is shared there too (share.Local). Errors name the field
 // path and the offset (errors.go). Lists and watch events are read in
-// one pass (list.go).
+// one pass (list.go); EventDecoder and UnstructuredEventDecoder decode the
+// objects of watch events for internal/watchstream (event.go).
 package jsondec

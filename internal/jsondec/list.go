@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubetyped/informers/internal/protodec"
+	"github.com/kubetyped/informers/internal/decoded"
 )
 
 // Event validates the JSON watch event line and returns its type and
@@ -96,11 +96,11 @@ var listMetaPlan = planFor(reflect.TypeFor[metav1.ListMeta]())
 // must make objects of the decoder's type: in one pass, each item decoded
 // straight into its object where it lies. Items keep their apiVersion and
 // kind, as client-go's JSON decoder keeps them; null items are none.
-func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, newT func() T) (*protodec.List[T], error) {
+func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, newT func() T) (*decoded.List[T], error) {
 	if !Valid(body) {
 		return nil, fmt.Errorf("decoding %s: %w", listKind, syntaxError(body, nil))
 	}
-	l := &protodec.List[T]{}
+	l := &decoded.List[T]{}
 	plain := newDecoder(false)
 	dec.mu.Lock()
 	defer dec.mu.Unlock()
@@ -159,7 +159,7 @@ func walkElements(b []byte, i int, fn func(k, j int) (end int, err error)) (int,
 // decodeItems decodes the array of items at body[i] into l's Items and
 // returns the index after it. The items slice is the page's, not kept, so
 // it grows as items come, from the size of the page before.
-func decodeItems[T runtime.Object](dec *Decoder, body []byte, i int, l *protodec.List[T], newT func() T) (int, error) {
+func decodeItems[T runtime.Object](dec *Decoder, body []byte, i int, l *decoded.List[T], newT func() T) (int, error) {
 	switch body[i] {
 	case 'n':
 		return literalEnd(body, i), nil
@@ -170,7 +170,7 @@ func decodeItems[T runtime.Object](dec *Decoder, body []byte, i int, l *protodec
 	l.Items = make([]T, 0, dec.lastItems)
 	end, err := walkElements(body, i, func(k, j int) (int, error) {
 		obj := newT()
-		end, err := dec.decode(*(*unsafe.Pointer)(unsafe.Pointer(&obj)), body, j)
+		end, err := dec.decode(decoded.Pointer(obj), body, j)
 		if err != nil {
 			return 0, fmt.Errorf("item %d: %w", k, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/kubetyped/informers/internal/testutil/valuediff"
@@ -54,6 +55,21 @@ func TestDecodeList(t *testing.T) {
 	assert.ErrorContains(t, err, "spec.replicas")
 	_, err = DecodeList(dec, body[:len(body)/2], "WidgetList", newWidget)
 	assert.Error(t, err)
+}
+
+// Items are decoded into the objects newT makes whatever T is: a pointer
+// type, or an interface holding one, as the controller-runtime adapter's
+// client.Object.
+func TestDecodeListInterfaceItems(t *testing.T) {
+	dec, err := New(reflect.TypeFor[*Widget](), Options{Share: true})
+	require.NoError(t, err)
+	body := []byte(`{"kind":"WidgetList","items":[{"metadata":{"name":"a"},"spec":{"tiny":3}},{"metadata":{"name":"b"}}]}`)
+	l, err := DecodeList(dec, body, "WidgetList", func() runtime.Object { return &Widget{} })
+	require.NoError(t, err)
+	require.Len(t, l.Items, 2)
+	assert.Equal(t, "a", l.Items[0].(*Widget).Name)
+	assert.Equal(t, int8(3), l.Items[0].(*Widget).Spec.Tiny)
+	assert.Equal(t, "b", l.Items[1].(*Widget).Name)
 }
 
 // A list decodes in one pass whatever the order of its members: items

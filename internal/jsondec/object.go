@@ -12,6 +12,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/kubetyped/informers/internal/decopt"
+	"github.com/kubetyped/informers/internal/share"
 )
 
 // Options configure a Decoder, as they configure every decoder of the
@@ -26,7 +27,7 @@ type Decoder struct {
 	plan *node
 
 	mu   sync.Mutex
-	root *place // nil: nothing shared or skipped
+	root *share.Place // nil: nothing shared or skipped
 	d    decoder
 	// lastItems is the number of items of the last list decoded, the
 	// capacity the next list's items start with.
@@ -48,7 +49,7 @@ func New(t reflect.Type, o Options) (*Decoder, error) {
 	}
 	dec := &Decoder{typ: t.Elem(), plan: planFor(t.Elem()), d: newDecoder(o.Share)}
 	if o.Share || len(o.Skip) > 0 {
-		dec.root = &place{}
+		dec.root = &share.Place{}
 	}
 	if err := decopt.MarkSkipped(t, o.Skip, dec.markSkipped); err != nil {
 		return nil, err
@@ -119,17 +120,6 @@ func syntaxError(b []byte, t reflect.Type) error {
 	return &Error{Type: pt, Offset: off, Err: err}
 }
 
-// Object decodes b into a new object made by newT, which must make
-// objects of the Decoder's type.
-func Object[T any](dec *Decoder, b []byte, newT func() T) (T, error) {
-	obj := newT()
-	if err := dec.Decode(*(*unsafe.Pointer)(unsafe.Pointer(&obj)), b); err != nil {
-		var zero T
-		return zero, err
-	}
-	return obj, nil
-}
-
 // markSkipped marks the field that path names, split into names, as
 // never decoded by dec.
 func (dec *Decoder) markSkipped(path string, names []string) error {
@@ -140,13 +130,13 @@ func (dec *Decoder) markSkipped(path string, names []string) error {
 // field names such as spec.containers.env split into names, as never
 // decoded in the places rooted at root, whose plan is n. A path goes
 // through pointers, slices and maps to their elements.
-func markSkipped(n *node, root *place, path string, names []string) error {
+func markSkipped(n *node, root *share.Place, path string, names []string) error {
 	pl := root
 	for k, name := range names {
-		pl.skipBelow = true
+		pl.SkipBelow = true
 		for n.kind == kPointer || n.kind == kSlice || n.kind == kMap {
-			n, pl = n.elem, pl.elemPlace(true)
-			pl.skipBelow = true
+			n, pl = n.elem, pl.Elem(true)
+			pl.SkipBelow = true
 		}
 		if n.kind != kStruct {
 			return fmt.Errorf("%s: %s has no fields", path, strings.Join(names[:k], "."))
@@ -155,16 +145,16 @@ func markSkipped(n *node, root *place, path string, names []string) error {
 		if f == nil {
 			return fmt.Errorf("%s: %v has no field %q", path, n.typ, name)
 		}
-		n, pl = f.n, pl.child(f.index, len(n.fields), true)
+		n, pl = f.n, pl.Child(f.index, len(n.fields), true)
 	}
-	pl.skip = true
+	pl.Skip = true
 	return nil
 }
 
 // clearSkipped zeroes the skipped fields of the object at p, decoded
 // without the plan, and reports whether it zeroed any. It writes only
 // fields that are not zero.
-func clearSkipped(n *node, pl *place, p unsafe.Pointer) bool {
+func clearSkipped(n *node, pl *share.Place, p unsafe.Pointer) bool {
 	if pl == nil || p == nil {
 		return false
 	}
@@ -172,7 +162,8 @@ func clearSkipped(n *node, pl *place, p unsafe.Pointer) bool {
 	switch n.kind {
 	case kStruct:
 		for i, f := range n.fields {
-			if i >= len(pl.fields) || pl.fields[i] == nil {
+			fpl := pl.Child(i, len(n.fields), false)
+			if fpl == nil {
 				continue
 			}
 			fp := p
@@ -187,27 +178,29 @@ func clearSkipped(n *node, pl *place, p unsafe.Pointer) bool {
 			if fp == nil {
 				continue
 			}
-			if pl.fields[i].skip {
+			if fpl.Skip {
 				if v := reflect.NewAt(f.n.typ, fp).Elem(); !v.IsZero() {
 					v.SetZero()
 					cleared = true
 				}
 				continue
 			}
-			cleared = clearSkipped(f.n, pl.fields[i], fp) || cleared
+			cleared = clearSkipped(f.n, fpl, fp) || cleared
 		}
 	case kPointer:
-		cleared = clearSkipped(n.elem, pl.elem, *(*unsafe.Pointer)(p))
+		cleared = clearSkipped(n.elem, pl.Elem(false), *(*unsafe.Pointer)(p))
 	case kSlice:
-		if pl.elem == nil {
+		epl := pl.Elem(false)
+		if epl == nil {
 			return false
 		}
 		h := (*sliceHeader)(p)
 		for k := range h.len {
-			cleared = clearSkipped(n.elem, pl.elem, unsafe.Add(h.data, uintptr(k)*n.elem.typ.Size())) || cleared
+			cleared = clearSkipped(n.elem, epl, unsafe.Add(h.data, uintptr(k)*n.elem.typ.Size())) || cleared
 		}
 	case kMap:
-		if pl.elem == nil {
+		epl := pl.Elem(false)
+		if epl == nil {
 			return false
 		}
 		// Map values are not addressable: each is cleared in a copy,
@@ -216,7 +209,7 @@ func clearSkipped(n *node, pl *place, p unsafe.Pointer) bool {
 		for it := m.MapRange(); it.Next(); {
 			v := reflect.New(n.elem.typ)
 			v.Elem().Set(it.Value())
-			if clearSkipped(n.elem, pl.elem, v.UnsafePointer()) {
+			if clearSkipped(n.elem, epl, v.UnsafePointer()) {
 				m.SetMapIndex(it.Key(), v.Elem())
 				cleared = true
 			}

@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubetyped/informers/internal/share"
 )
 
 // Unstructured decodes JSON objects into *unstructured.Unstructured (and
@@ -19,19 +21,19 @@ import (
 // for use by several goroutines, which it serializes.
 type Unstructured struct {
 	mu   sync.Mutex
-	root *place
+	root *share.Place
 	d    decoder
 	// lastItems is the number of items of the last list decoded, the
 	// capacity the next list's items start with.
 	lastItems int
 }
 
-// NewUnstructured returns a decoder of unstructured objects; share makes
+// NewUnstructured returns a decoder of unstructured objects; sharing makes
 // the objects it decodes share equal parts.
-func NewUnstructured(share bool) *Unstructured {
-	u := &Unstructured{d: newDecoder(share)}
-	if share {
-		u.root = &place{}
+func NewUnstructured(sharing bool) *Unstructured {
+	u := &Unstructured{d: newDecoder(sharing)}
+	if sharing {
+		u.root = &share.Place{}
 	}
 	return u
 }
@@ -82,7 +84,7 @@ var errList = errors.New("the object is a list")
 
 // object decodes the object or null at b[i] as a map and returns the index
 // after it; top stops it with errList at an "items" member.
-func (u *Unstructured) object(pl *place, b []byte, i int, top bool) (map[string]any, int, error) {
+func (u *Unstructured) object(pl *share.Place, b []byte, i int, top bool) (map[string]any, int, error) {
 	switch b[i] {
 	case 'n':
 		return nil, literalEnd(b, i), nil
@@ -107,8 +109,8 @@ func (u *Unstructured) list(b []byte) (*unstructured.UnstructuredList, error) {
 		if string(key) == "items" {
 			return u.items(l, b, i)
 		}
-		k := u.d.str(u.root.keyPlace(u.d.sh.On()), key)
-		val, end, err := u.d.any(u.root.valuePlace(k, u.d.sh.On()), b, i)
+		k := u.d.str(u.root.Key(u.d.sh.On()), key)
+		val, end, err := u.d.any(u.root.Value(k, u.d.sh.On()), b, i)
 		if err != nil {
 			return 0, inField(err, k)
 		}
@@ -141,7 +143,7 @@ func (u *Unstructured) items(l *unstructured.UnstructuredList, b []byte, i int) 
 		return 0, &Error{Path: "items", Err: fmt.Errorf("cannot unmarshal %.20s into the items of a list", b[i:skip(b, i)])}
 	}
 	items := make([]unstructured.Unstructured, 0, u.lastItems)
-	itemPlace := u.root.valuePlace("items", u.d.sh.On()).elemPlace(u.d.sh.On())
+	itemPlace := u.root.Value("items", u.d.sh.On()).Elem(u.d.sh.On())
 	end, err := walkElements(b, i, func(k, j int) (int, error) {
 		m, end, err := u.object(itemPlace, b, j, false)
 		if err != nil {

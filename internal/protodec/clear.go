@@ -3,6 +3,8 @@ package protodec
 import (
 	"reflect"
 	"unsafe"
+
+	"github.com/kubetyped/informers/internal/share"
 )
 
 // Clear zeroes the fields to skip (Options.Skip) of the object at p,
@@ -19,14 +21,14 @@ func (dec *Decoder) Clear(p unsafe.Pointer) {
 
 // clearPlace zeroes the fields to skip below place pl, of message m, in
 // the object at p.
-func clearPlace(m *message, pl *place, p unsafe.Pointer) {
-	for num, child := range pl.fields {
-		if child == nil {
+func clearPlace(m *message, pl *share.Place, p unsafe.Pointer) {
+	for num, f := range m.fields {
+		child := pl.Child(num, len(m.fields), false)
+		if f == nil || child == nil {
 			continue
 		}
-		f := m.fields[num]
 		fp := unsafe.Add(p, f.off)
-		if child.skip {
+		if child.Skip {
 			if v := reflect.NewAt(f.typ, fp).Elem(); !v.IsZero() {
 				v.SetZero()
 			}
@@ -42,7 +44,7 @@ func clearPlace(m *message, pl *place, p unsafe.Pointer) {
 		case kRepMessage:
 			h := (*sliceHeader)(fp)
 			for i := range h.len {
-				clearPlace(f.msg, child.elem, unsafe.Add(h.data, uintptr(i)*f.elem.Size()))
+				clearPlace(f.msg, child.Elem(false), unsafe.Add(h.data, uintptr(i)*f.elem.Size()))
 			}
 		}
 	}

@@ -28,7 +28,7 @@ type sliceHeader struct {
 // message decodes message m from b into the value at p, merging into what
 // p holds, as the generated Unmarshal does; pl is the place of the value,
 // or nil.
-func (d *decoder) message(m *message, pl *place, p unsafe.Pointer, b []byte) error {
+func (d *decoder) message(m *message, pl *share.Place, p unsafe.Pointer, b []byte) error {
 	switch m.codec {
 	case structCodec:
 		if m.strings {
@@ -52,7 +52,7 @@ func (d *decoder) message(m *message, pl *place, p unsafe.Pointer, b []byte) err
 }
 
 // fields decodes the struct message m.
-func (d *decoder) fields(m *message, pl *place, p unsafe.Pointer, b []byte) error {
+func (d *decoder) fields(m *message, pl *share.Place, p unsafe.Pointer, b []byte) error {
 	l := len(b)
 	i := 0
 	for i < l {
@@ -73,11 +73,11 @@ func (d *decoder) fields(m *message, pl *place, p unsafe.Pointer, b []byte) erro
 		if int(num) < len(m.fields) {
 			f = m.fields[num]
 		}
-		var fp *place
-		if pl != nil && f != nil {
-			fp = pl.child(num, d.sh.On())
+		var fp *share.Place
+		if f != nil {
+			fp = pl.Child(int(num), len(m.fields), d.sh.On())
 		}
-		if f == nil || fp != nil && fp.skip {
+		if f == nil || fp != nil && fp.Skip {
 			if i, err = skipAt(b, pre, l); err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ func (d *decoder) fields(m *message, pl *place, p unsafe.Pointer, b []byte) erro
 
 // field decodes one field of f's plan whose tag is at b[pre:] and whose
 // value starts at b[i:], into the field at p, and returns where it ends.
-func (d *decoder) field(f *field, pl *place, p unsafe.Pointer, b []byte, pre, i, wt int) (int, error) {
+func (d *decoder) field(f *field, pl *share.Place, p unsafe.Pointer, b []byte, pre, i, wt int) (int, error) {
 	if wt != f.kind.wireType() && (wt != wireBytes || f.kind < kRepInt32 || f.kind > kRepBool) {
 		return 0, wrongWireType(wt, f.name)
 	}
@@ -163,7 +163,7 @@ func b2u(v bool) uint64 {
 // messagePtr decodes a message held by pointer: shared with an equal one
 // met at pl, or decoded into a new value; merged into a copy of the value
 // the pointer holds, if it holds one.
-func (d *decoder) messagePtr(f *field, pl *place, p unsafe.Pointer, b []byte, i int) (int, error) {
+func (d *decoder) messagePtr(f *field, pl *share.Place, p unsafe.Pointer, b []byte, i int) (int, error) {
 	s, e, err := span(b, i)
 	if err != nil {
 		return 0, err
@@ -230,7 +230,7 @@ func grow(h *sliceHeader, t reflect.Type, n int) {
 // slice decodes the run of repeated fields of f that starts at b[pre:]:
 // shared whole with an equal run met at pl, or decoded element by element
 // into a slice of the run's length.
-func (d *decoder) slice(f *field, pl *place, h *sliceHeader, b []byte, pre int) (int, error) {
+func (d *decoder) slice(f *field, pl *share.Place, h *sliceHeader, b []byte, pre int) (int, error) {
 	n, end := runOf(b, pre, f.num)
 	if n == 0 {
 		// The first element is malformed: decode it to fail as the
@@ -249,9 +249,9 @@ func (d *decoder) slice(f *field, pl *place, h *sliceHeader, b []byte, pre int) 
 	}
 	fresh := h.len == 0
 	grow(h, f.typ, n)
-	var ep *place
+	var ep *share.Place
 	if pl != nil {
-		ep = pl.elemPlace(d.sh.On())
+		ep = pl.Elem(d.sh.On())
 	}
 	var size uintptr
 	if f.kind == kRepMessage {
@@ -291,7 +291,7 @@ func (d *decoder) slice(f *field, pl *place, h *sliceHeader, b []byte, pre int) 
 // element decodes an element of a slice of messages: a copy of an equal
 // element met at pl, or decoded. Elements are never decoded into again,
 // so pl may remember where they are.
-func (d *decoder) element(f *field, pl *place, p unsafe.Pointer, enc []byte) error {
+func (d *decoder) element(f *field, pl *share.Place, p unsafe.Pointer, enc []byte) error {
 	if f.msg.small {
 		return d.message(f.msg, pl, p, enc)
 	}
@@ -364,7 +364,7 @@ func repeatedNumbers[N any](b []byte, i, wt int, s *[]N, perByte int, conv func(
 // mapRun decodes the run of map entries of f that starts at b[pre:]: the
 // map is shared whole with an equal run met at pl, or filled entry by
 // entry.
-func (d *decoder) mapRun(f *field, pl *place, p unsafe.Pointer, b []byte, pre int) (int, error) {
+func (d *decoder) mapRun(f *field, pl *share.Place, p unsafe.Pointer, b []byte, pre int) (int, error) {
 	n, end := runOf(b, pre, f.num)
 	if n == 0 {
 		n = 1
@@ -415,7 +415,7 @@ func (d *decoder) mapRun(f *field, pl *place, p unsafe.Pointer, b []byte, pre in
 // generated code does: key and value are read against the end of the
 // enclosing message, b, not of the entry, so that a malformed entry may
 // read past its end; within says it did not.
-func (d *decoder) mapEntry(f *field, pl *place, p unsafe.Pointer, b []byte, start, end int) (within bool, err error) {
+func (d *decoder) mapEntry(f *field, pl *share.Place, p unsafe.Pointer, b []byte, start, end int) (within bool, err error) {
 	var key, val []byte
 	var msg unsafe.Pointer
 	newValue := func() unsafe.Pointer {
@@ -428,9 +428,9 @@ func (d *decoder) mapEntry(f *field, pl *place, p unsafe.Pointer, b []byte, star
 	if f.mapVal == kMessage {
 		msg = newValue()
 	}
-	var vp *place
+	var vp *share.Place
 	if pl != nil {
-		vp = pl.elemPlace(d.sh.On())
+		vp = pl.Elem(d.sh.On())
 	}
 	within = true
 	j := start
@@ -466,16 +466,16 @@ func (d *decoder) mapEntry(f *field, pl *place, p unsafe.Pointer, b []byte, star
 			}
 		}
 	}
-	var kp *place
+	var kp *share.Place
 	if pl != nil {
-		kp = pl.keyPlace(d.sh.On())
+		kp = pl.Key(d.sh.On())
 	}
 	k := d.str(kp, key)
 	switch f.mapVal {
 	case kString:
 		var s string
 		if pl != nil {
-			s = d.str(pl.valuePlace(k, d.sh.On()), val)
+			s = d.str(pl.Value(k, d.sh.On()), val)
 		} else {
 			s = string(val)
 		}

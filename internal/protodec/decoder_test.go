@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/randfill"
 
+	"github.com/kubetyped/informers/internal/share"
 	"github.com/kubetyped/informers/internal/testutil/valuediff"
 )
 
@@ -107,18 +108,18 @@ func TestDecoderMatchesGenerated(t *testing.T) {
 				require.NoError(t, out.Unmarshal(data))
 				encoded[i], want[i] = data, out
 			}
-			for _, share := range []bool{false, true} {
-				d := newDecoder(share)
-				var root *place
-				if share {
-					root = &place{}
+			for _, sharing := range []bool{false, true} {
+				d := newDecoder(sharing)
+				var root *share.Place
+				if sharing {
+					root = &share.Place{}
 				}
 				order := append(append(slices.Collect(seq(objectsPerType)), slices.Collect(seq(objectsPerType))...), 0, 1, 2)
 				for _, i := range order {
 					got := reflect.New(typ)
 					require.NoError(t, d.message(plan, root, got.UnsafePointer(), encoded[i]), "object %d", i)
-					require.True(t, reflect.DeepEqual(want[i], got.Interface()), "object %d, share=%v:\n%s", i, share, valuediff.First(want[i], got.Interface()))
-					require.True(t, apiequality.Semantic.DeepEqual(want[i], got.Interface()), "object %d, share=%v", i, share)
+					require.True(t, reflect.DeepEqual(want[i], got.Interface()), "object %d, share=%v:\n%s", i, sharing, valuediff.First(want[i], got.Interface()))
+					require.True(t, apiequality.Semantic.DeepEqual(want[i], got.Interface()), "object %d, share=%v", i, sharing)
 				}
 			}
 		})

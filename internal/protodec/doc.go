@@ -10,7 +10,7 @@
 // their own (codecs.go). While decoding, a string met before at the same
 // place is taken from a table by its bytes, and a repeated part (a slice, a
 // map, a message held by pointer, a list element) by the hashes of its
-// encoding, without decoding it again (place.go, decoder.go; the tables
-// are internal/share's). Fields can be skipped, never decoded (paths.go),
+// encoding, without decoding it again (decoder.go; the places and
+// tables are internal/share's). Fields can be skipped, never decoded (paths.go),
 // or cleared in objects decoded elsewhere (clear.go).
 package protodec

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubetyped/informers/internal/share"
 	"github.com/kubetyped/informers/internal/testutil/valuediff"
 )
 
@@ -41,7 +42,7 @@ func FuzzDecoder(f *testing.F) {
 		f.Add(append(binary.BigEndian.AppendUint16(nil, uint16(slices.Index(fuzzTypes, c.typ))), c.data...), true)
 		f.Add(append(binary.BigEndian.AppendUint16(nil, uint16(slices.Index(fuzzTypes, c.typ))), c.data...), false)
 	}
-	f.Fuzz(func(t *testing.T, input []byte, share bool) {
+	f.Fuzz(func(t *testing.T, input []byte, sharing bool) {
 		if len(input) < 2 {
 			return
 		}
@@ -49,10 +50,10 @@ func FuzzDecoder(f *testing.F) {
 		data := input[2:]
 		want := reflect.New(typ)
 		wantErr := unmarshalRecovering(want.Interface().(protoMessage), data)
-		d := newDecoder(share)
-		var root *place
-		if share {
-			root = &place{}
+		d := newDecoder(sharing)
+		var root *share.Place
+		if sharing {
+			root = &share.Place{}
 		}
 		// Twice, so that the second decoding may share the first's.
 		for range 2 {

@@ -11,7 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/decopt"
+	"github.com/kubetyped/informers/internal/share"
 )
 
 // Options configure a Decoder, as they configure every decoder of the
@@ -26,7 +28,7 @@ type Decoder struct {
 	plan *message
 
 	mu    sync.Mutex
-	root  *place // nil: nothing shared or skipped
+	root  *share.Place // nil: nothing shared or skipped
 	d     decoder
 	plain decoder
 }
@@ -46,7 +48,7 @@ func New(t reflect.Type, o Options) (*Decoder, error) {
 	}
 	dec := &Decoder{typ: t.Elem(), plan: planFor(t.Elem()), d: newDecoder(o.Share), plain: newDecoder(false)}
 	if o.Share || len(o.Skip) > 0 {
-		dec.root = &place{}
+		dec.root = &share.Place{}
 	}
 	if err := decopt.MarkSkipped(t, o.Skip, dec.markSkipped); err != nil {
 		return nil, err
@@ -58,53 +60,35 @@ func New(t reflect.Type, o Options) (*Decoder, error) {
 func (dec *Decoder) Decode(p unsafe.Pointer, b []byte) error {
 	dec.mu.Lock()
 	defer dec.mu.Unlock()
-	return dec.d.message(dec.plan, dec.root, p, b)
+	return dec.failed(dec.d.message(dec.plan, dec.root, p, b))
 }
 
 // DecodePlain is Decode without sharing or skipping anything, for objects
 // that are not cached, such as bookmarks.
 func (dec *Decoder) DecodePlain(p unsafe.Pointer, b []byte) error {
-	return dec.plain.message(dec.plan, nil, p, b)
+	return dec.failed(dec.plain.message(dec.plan, nil, p, b))
 }
 
-// pointerOf returns the address held by obj, a pointer or an interface
-// holding one.
-func pointerOf[T any](obj T) unsafe.Pointer {
-	return reflect.ValueOf(any(obj)).UnsafePointer()
-}
-
-// Object decodes b into a new object made by newT, which must make
-// objects of the decoder's type.
-func Object[T any](dec *Decoder, b []byte, newT func() T) (T, error) {
-	obj := newT()
-	if err := dec.Decode(pointerOf(obj), b); err != nil {
-		var zero T
-		return zero, fmt.Errorf("decoding %s: %w", dec.typ.Name(), err)
+// failed returns err, if not nil, naming the decoder's type.
+func (dec *Decoder) failed(err error) error {
+	if err != nil {
+		return fmt.Errorf("decoding %s: %w", dec.typ.Name(), err)
 	}
-	return obj, nil
+	return nil
 }
 
-// List is a page of a list: its metadata and its items, each allocated
-// on its own, so that keeping one keeps no other.
-type List[T runtime.Object] struct {
-	metav1.TypeMeta
-	metav1.ListMeta
-	Items []T
-}
-
-// DeepCopyObject returns a deep copy of l.
-func (l *List[T]) DeepCopyObject() runtime.Object {
-	c := &List[T]{TypeMeta: l.TypeMeta, Items: make([]T, len(l.Items))}
-	l.ListMeta.DeepCopyInto(&c.ListMeta)
-	for i, it := range l.Items {
-		c.Items[i] = it.DeepCopyObject().(T)
+// EventDecoder returns the function that decodes the object of a watch
+// event with dec into a new object made by newT: shared and skipped as
+// dec says, but whole and on its own for a bookmark, which is not cached.
+func EventDecoder[T any](dec *Decoder, newT func() T) decoded.EventFunc[T] {
+	return func(data []byte, bookmark bool) (T, error) {
+		if bookmark {
+			obj := newT()
+			return obj, dec.DecodePlain(decoded.Pointer(obj), data)
+		}
+		return decoded.Object(dec, data, newT)
 	}
-	return c
 }
-
-// OwnedItems returns the items, which are allocated apart from each other
-// and from the list.
-func (l *List[T]) OwnedItems() []T { return l.Items }
 
 // magic starts every object in kube-apiserver's protobuf envelope.
 var magic = []byte{0x6b, 0x38, 0x73, 0x00}
@@ -177,7 +161,7 @@ var listMetaPlan = planFor(reflect.TypeFor[metav1.ListMeta]())
 // DecodeList decodes body, a list response in the protobuf envelope whose
 // kind must be listKind (PodList), into a List of new objects made by
 // newT, which must make objects of the decoder's type.
-func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, newT func() T) (*List[T], error) {
+func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, newT func() T) (*decoded.List[T], error) {
 	kind, raw, err := Unwrap(body)
 	if err != nil {
 		return nil, err
@@ -185,7 +169,7 @@ func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, ne
 	if string(kind) != listKind {
 		return nil, fmt.Errorf("the list is a %q, want %q", kind, listKind)
 	}
-	l := &List[T]{}
+	l := &decoded.List[T]{}
 	if n, _ := runOf(raw, itemsStart(raw), 2); n > 0 {
 		l.Items = make([]T, 0, n)
 	}
@@ -197,7 +181,7 @@ func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, ne
 			return dec.plain.message(listMetaPlan, nil, unsafe.Pointer(&l.ListMeta), v)
 		case 2:
 			obj := newT()
-			if err := dec.d.message(dec.plan, dec.root, pointerOf(obj), v); err != nil {
+			if err := dec.d.message(dec.plan, dec.root, decoded.Pointer(obj), v); err != nil {
 				return fmt.Errorf("item %d: %w", len(l.Items), err)
 			}
 			l.Items = append(l.Items, obj)

@@ -3,6 +3,8 @@ package protodec
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kubetyped/informers/internal/share"
 )
 
 // markSkipped marks the field that path names, split into names, as
@@ -16,7 +18,7 @@ func (dec *Decoder) markSkipped(path string, names []string) error {
 // decoded in the places rooted at root, whose plan is m. A path goes
 // through slices and maps of messages to their elements, and through
 // inline structs, which JSON does not name.
-func markSkipped(m *message, root *place, path string, names []string) error {
+func markSkipped(m *message, root *share.Place, path string, names []string) error {
 	pl := root
 	for n, name := range names {
 		if m == nil || m.codec != structCodec {
@@ -26,19 +28,21 @@ func markSkipped(m *message, root *place, path string, names []string) error {
 		if chain == nil {
 			return fmt.Errorf("%s: %s has no field %q", path, m.typ, name)
 		}
+		in := m
 		for _, f := range chain {
-			pl = pl.child(f.num, true)
+			pl = pl.Child(int(f.num), len(in.fields), true)
+			in = f.msg
 		}
 		f := chain[len(chain)-1]
 		if n == len(names)-1 {
-			pl.skip = true
+			pl.Skip = true
 			return nil
 		}
 		switch f.kind {
 		case kMessage, kMessagePtr:
 			m = f.msg
 		case kRepMessage:
-			m, pl = f.msg, pl.elemPlace(true)
+			m, pl = f.msg, pl.Elem(true)
 		default:
 			m = nil
 		}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	bf "github.com/kubetyped/informers/internal/benchfixtures"
+	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/share"
 
 	"github.com/kubetyped/informers/internal/testutil/valuediff"
@@ -26,7 +27,7 @@ func decodePods(t testing.TB, dec *Decoder, n int, managedFields bool) []*corev1
 	for i := range out {
 		data, err := pods.Pod(i).Marshal()
 		require.NoError(t, err)
-		out[i], err = Object(dec, data, func() *corev1.Pod { return new(corev1.Pod) })
+		out[i], err = decoded.Object(dec, data, func() *corev1.Pod { return new(corev1.Pod) })
 		require.NoError(t, err)
 	}
 	return out
@@ -106,7 +107,7 @@ func TestDeepCopyIsIndependent(t *testing.T) {
 				data, err := in.Marshal()
 				require.NoError(t, err)
 				d := newDecoder(true)
-				root := &place{}
+				root := &share.Place{}
 				first, second := reflect.New(typ), reflect.New(typ)
 				require.NoError(t, d.message(plan, root, first.UnsafePointer(), data))
 				require.NoError(t, d.message(plan, root, second.UnsafePointer(), data))
@@ -171,31 +172,21 @@ func TestTablesStayBounded(t *testing.T) {
 		}
 		data, err := cm.Marshal()
 		require.NoError(t, err)
-		got, err := Object(dec, data, func() *corev1.ConfigMap { return new(corev1.ConfigMap) })
+		got, err := decoded.Object(dec, data, func() *corev1.ConfigMap { return new(corev1.ConfigMap) })
 		require.NoError(t, err)
 		require.Equal(t, cm, got)
 	}
-	meta := dec.root.fields[1]
-	name := meta.fields[1]
-	require.False(t, name.tab.Live(), "names never repeat: the place is off")
-	require.True(t, name.tab.Paused())
-	require.True(t, meta.fields[3].tab.Live(), "the namespace repeats: the place is on")
-	var walk func(pl *place) int
-	walk = func(pl *place) int {
-		if pl == nil {
-			return 0
-		}
-		require.LessOrEqual(t, pl.tab.Size(), share.MaxSlots)
-		total := pl.tab.Size()
-		for _, c := range pl.fields {
-			total += walk(c)
-		}
-		for _, c := range pl.keyed {
-			total += walk(c)
-		}
-		return total + walk(pl.elem) + walk(pl.key)
+	meta := dec.root.Child(1, 0, false)
+	name := meta.Child(1, 0, false)
+	require.False(t, name.Table().Live(), "names never repeat: the place is off")
+	require.True(t, name.Table().Paused())
+	require.True(t, meta.Child(3, 0, false).Table().Live(), "the namespace repeats: the place is on")
+	total := 0
+	for pl := range dec.root.All() {
+		require.LessOrEqual(t, pl.Table().Size(), share.MaxSlots)
+		total += pl.Table().Size()
 	}
-	require.Less(t, walk(dec.root), 8*share.MaxSlots, "slots in all the tables")
+	require.Less(t, total, 8*share.MaxSlots, "slots in all the tables")
 }
 
 // Skipped fields are never decoded and read as zero; their neighbours are
@@ -222,7 +213,7 @@ func TestSkip(t *testing.T) {
 			require.Empty(t, want.Spec.Containers[0].Env)
 			require.Nil(t, want.Spec.Volumes[1].Projected)
 			require.NotNil(t, want.Spec.Volumes[0].ConfigMap, "inline VolumeSource: the neighbour stays")
-			got, err := Object(dec, data, func() *corev1.Pod { return new(corev1.Pod) })
+			got, err := decoded.Object(dec, data, func() *corev1.Pod { return new(corev1.Pod) })
 			require.NoError(t, err)
 			require.Equal(t, want, got)
 		}

@@ -1,6 +1,7 @@
 // Package share holds the sharing tables of the decoders and of the
 // interner: how a place of a type (a field path, such as
-// spec.containers[].image) remembers the values met there, to hand out the
+// spec.containers[].image; the decoders' tree of them is Place, place.go)
+// remembers the values met there, to hand out the
 // one it remembers when an equal value comes again, and how it judges on
 // its own whether that is worth it.
 //

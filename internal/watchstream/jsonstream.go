@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/jsondec"
 )
 
@@ -21,14 +22,14 @@ import (
 // {"type":"ADDED","object":{...}}, each on a line of its own as
 // kube-apiserver writes them. WatchJSON decodes each event's object
 // straight from the line, once, with the library's JSON decoder (or any
-// DecodeFunc), where client-go's decoder reads the event into a
+// decoded.EventFunc), where client-go's decoder reads the event into a
 // RawExtension and decodes the object from a copy.
 
 // WatchJSON sends req, a watch request asking for JSON, and decodes the
 // objects of kind kind (any but Status if kind is "") in its stream with
 // decode; a stream in another format ends with an Error event. Like
 // client-go's watches, it is not rate limited.
-func WatchJSON[T runtime.Object](ctx context.Context, req *rest.Request, kind string, decode DecodeFunc[T]) (watch.Interface, error) {
+func WatchJSON[T runtime.Object](ctx context.Context, req *rest.Request, kind string, decode decoded.EventFunc[T]) (watch.Interface, error) {
 	req = req.Throttle(nil)
 	body, err := req.Stream(ctx)
 	if err != nil {
@@ -42,7 +43,7 @@ const maxJSONEvent = maxWatchFrame
 
 // receiveJSON decodes the JSON events of r until the stream ends or is
 // stopped.
-func (w *protobufWatch[T]) receiveJSON(r *bufio.Reader) {
+func (w *decodingWatch[T]) receiveJSON(r *bufio.Reader) {
 	var line []byte
 	for {
 		var err error
@@ -88,7 +89,7 @@ func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
 }
 
 // decodeJSON decodes one JSON event.
-func (w *protobufWatch[T]) decodeJSON(line []byte) (watch.Event, error) {
+func (w *decodingWatch[T]) decodeJSON(line []byte) (watch.Event, error) {
 	typ, raw, kind, valid := jsondec.Event(line)
 	if !valid {
 		return watch.Event{}, fmt.Errorf("watch event is not valid JSON: %w", json.Unmarshal(line, new(any)))

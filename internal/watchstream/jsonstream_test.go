@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
@@ -25,7 +26,7 @@ func watchPodsJSON(t *testing.T, ctx context.Context, req *rest.Request) watch.I
 	dec, err := jsondec.New(reflect.TypeFor[*corev1.Pod](), jsondec.Options{Share: true})
 	require.NoError(t, err)
 	w, err := watchstream.WatchJSON(ctx, req, "Pod", func(data []byte, _ bool) (*corev1.Pod, error) {
-		pod, err := jsondec.Object(dec, data, func() *corev1.Pod { return &corev1.Pod{} })
+		pod, err := decoded.Object(dec, data, func() *corev1.Pod { return &corev1.Pod{} })
 		if err == nil {
 			pod.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 		}

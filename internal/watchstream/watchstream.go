@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/protodec"
 )
 
@@ -65,9 +66,11 @@ func NewFunc[T runtime.Object](example T) (func() T, bool) {
 	return newT, ok
 }
 
-// protobufWatch is a watch whose stream, protobuf or JSON, is decoded
-// into objects of type T, of kind kind.
-type protobufWatch[T runtime.Object] struct {
+// decodingWatch is a watch whose stream, in protobuf or in JSON, it
+// decodes itself into objects of type T, of kind kind, with the decoder of
+// the stream's format; a stream in another format it forwards from a watch
+// through client-go.
+type decodingWatch[T runtime.Object] struct {
 	body     io.ReadCloser
 	format   Format // the stream's, Sniffed if its first bytes tell
 	kind     string
@@ -82,19 +85,15 @@ type protobufWatch[T runtime.Object] struct {
 // A stream in a format without one (CBOR always) is watched again through
 // Again, client-go's decoder, if set.
 type Decoders[T runtime.Object] struct {
-	Protobuf DecodeFunc[T]
-	JSON     DecodeFunc[T]
+	Protobuf decoded.EventFunc[T]
+	JSON     decoded.EventFunc[T]
 	// Again sends the watch request again through client-go.
 	Again func() (watch.Interface, error)
 }
 
-// DecodeFunc decodes the encoding of one object of a watch event; bookmark
-// says the event is a bookmark, whose object is not cached.
-type DecodeFunc[T runtime.Object] func(data []byte, bookmark bool) (T, error)
-
-// Generated returns the DecodeFunc of objects that newT makes, generated
+// Generated returns the decoded.EventFunc of objects that newT makes, generated
 // API types (see NewFunc), presized then decoded by their Unmarshal method.
-func Generated[T runtime.Object](newT func() T) DecodeFunc[T] {
+func Generated[T runtime.Object](newT func() T) decoded.EventFunc[T] {
 	sizes := sizePlanFor(reflect.TypeOf(newT()).Elem())
 	return func(data []byte, _ bool) (T, error) {
 		obj := newT()
@@ -120,7 +119,7 @@ func Watch[T runtime.Object](ctx context.Context, req *rest.Request, kind string
 // watches, it is not rate limited. A server answering in JSON, as it does
 // when the client's configuration asks for JSON, is watched again through
 // client-go's decoder.
-func WatchWith[T runtime.Object](ctx context.Context, req *rest.Request, kind string, decode DecodeFunc[T]) (watch.Interface, error) {
+func WatchWith[T runtime.Object](ctx context.Context, req *rest.Request, kind string, decode decoded.EventFunc[T]) (watch.Interface, error) {
 	req = req.Throttle(nil)
 	body, err := req.Stream(ctx)
 	if err != nil {
@@ -132,7 +131,7 @@ func WatchWith[T runtime.Object](ctx context.Context, req *rest.Request, kind st
 // FromStream decodes body, a protobuf watch stream of objects of kind
 // kind, with decode. again watches again through client-go if the stream
 // turns out to be JSON.
-func FromStream[T runtime.Object](ctx context.Context, body io.ReadCloser, kind string, decode DecodeFunc[T], again func() (watch.Interface, error)) watch.Interface {
+func FromStream[T runtime.Object](ctx context.Context, body io.ReadCloser, kind string, decode decoded.EventFunc[T], again func() (watch.Interface, error)) watch.Interface {
 	return start(ctx, body, Sniffed, kind, Decoders[T]{Protobuf: decode, Again: again})
 }
 
@@ -150,8 +149,8 @@ func FromResponse[T runtime.Object](ctx context.Context, body io.ReadCloser, con
 }
 
 // start returns the watch of body, receiving.
-func start[T runtime.Object](ctx context.Context, body io.ReadCloser, format Format, kind string, d Decoders[T]) *protobufWatch[T] {
-	w := &protobufWatch[T]{
+func start[T runtime.Object](ctx context.Context, body io.ReadCloser, format Format, kind string, d Decoders[T]) *decodingWatch[T] {
+	w := &decodingWatch[T]{
 		body:     body,
 		format:   format,
 		kind:     kind,
@@ -165,10 +164,10 @@ func start[T runtime.Object](ctx context.Context, body io.ReadCloser, format For
 }
 
 // ResultChan returns the decoded events; it is closed when the stream ends.
-func (w *protobufWatch[T]) ResultChan() <-chan watch.Event { return w.result }
+func (w *decodingWatch[T]) ResultChan() <-chan watch.Event { return w.result }
 
 // Stop ends the stream. The result channel closes soon after.
-func (w *protobufWatch[T]) Stop() {
+func (w *decodingWatch[T]) Stop() {
 	w.stop.Do(func() {
 		close(w.done)
 		w.body.Close()
@@ -177,7 +176,7 @@ func (w *protobufWatch[T]) Stop() {
 
 // send hands ev to the informer, and reports false if the watch was
 // stopped first.
-func (w *protobufWatch[T]) send(ev watch.Event) bool {
+func (w *decodingWatch[T]) send(ev watch.Event) bool {
 	select {
 	case w.result <- ev:
 		return true
@@ -186,7 +185,7 @@ func (w *protobufWatch[T]) send(ev watch.Event) bool {
 	}
 }
 
-func (w *protobufWatch[T]) stopped() bool {
+func (w *decodingWatch[T]) stopped() bool {
 	select {
 	case <-w.done:
 		return true
@@ -198,7 +197,7 @@ func (w *protobufWatch[T]) stopped() bool {
 // receive decodes events until the stream ends or is stopped. A stream
 // that breaks off ends the watch; one that does not decode ends it with an
 // Error event, as client-go's does, so that the informer watches again.
-func (w *protobufWatch[T]) receive() {
+func (w *decodingWatch[T]) receive() {
 	defer close(w.result)
 	defer w.Stop()
 	r := bufio.NewReaderSize(w.body, 8<<10)
@@ -241,7 +240,7 @@ func (w *protobufWatch[T]) receive() {
 // ended ends the watch after a read failed with err: quietly if the
 // watch was stopped or the stream ended or broke off, with an Error event
 // otherwise.
-func (w *protobufWatch[T]) ended(err error) {
+func (w *decodingWatch[T]) ended(err error) {
 	if w.stopped() {
 		return
 	}
@@ -256,7 +255,7 @@ func (w *protobufWatch[T]) ended(err error) {
 
 // fail sends err as an Error event with client-go's reason for a stream
 // that does not decode.
-func (w *protobufWatch[T]) fail(err error) {
+func (w *decodingWatch[T]) fail(err error) {
 	reporter := apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")
 	w.send(watch.Event{Type: watch.Error, Object: reporter.AsObject(fmt.Errorf("unable to decode an event from the watch stream: %w", err))})
 }
@@ -264,7 +263,7 @@ func (w *protobufWatch[T]) fail(err error) {
 // forward closes the stream, which is in format, watches again through
 // client-go's decoder, and forwards its events. Nothing of the first stream
 // was used, so the second one resumes from the same point.
-func (w *protobufWatch[T]) forward(format Format) {
+func (w *decodingWatch[T]) forward(format Format) {
 	w.body.Close()
 	if w.decoders.Again == nil {
 		w.fail(fmt.Errorf("a watch stream of %s in %s, which this watch does not decode", w.kind, format))
@@ -319,7 +318,7 @@ func readFrame(r *bufio.Reader, buf []byte) ([]byte, error) {
 
 // decode decodes one frame. The object shares no memory with the frame:
 // the generated Unmarshal methods copy every string and byte slice.
-func (w *protobufWatch[T]) decode(frame []byte) (watch.Event, error) {
+func (w *decodingWatch[T]) decode(frame []byte) (watch.Event, error) {
 	typ, raw, err := watchEventFields(frame)
 	if err != nil {
 		return watch.Event{}, err

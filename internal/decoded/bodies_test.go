@@ -1,4 +1,4 @@
-package protodec
+package decoded
 
 import (
 	"bytes"

@@ -1,9 +1,8 @@
-package protodec
+package decoded
 
 import (
 	"bytes"
 	"io"
-	"reflect"
 	"sync"
 	"sync/atomic"
 )
@@ -38,17 +37,4 @@ func (bs *Bodies) Read(r io.Reader, fn func(body []byte) error) error {
 	}
 	bs.last.Store(int64(buf.Len()))
 	return fn(buf.Bytes())
-}
-
-// EventDecoder returns the function that decodes the object of a watch
-// event with dec into a new object made by newT: shared and skipped as
-// dec says, but whole and on its own for a bookmark, which is not cached.
-func EventDecoder[T any](dec *Decoder, newT func() T) func(data []byte, bookmark bool) (T, error) {
-	return func(data []byte, bookmark bool) (T, error) {
-		if bookmark {
-			obj := newT()
-			return obj, dec.DecodePlain(reflect.ValueOf(any(obj)).UnsafePointer(), data)
-		}
-		return Object(dec, data, newT)
-	}
 }

@@ -1,0 +1,140 @@
+package adapter
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/apiclient"
+	"github.com/kubetyped/informers/internal/jsondec"
+	"github.com/kubetyped/informers/internal/protodec"
+)
+
+// Decoder is the library's decoder of the objects of one Go type, or of
+// unstructured objects. It is safe for concurrent use.
+//
+// Invariant: unstructured is set for unstructured objects; otherwise typ
+// is set, with protobuf if the type decodes from protobuf, and json
+// returns its JSON decoder (made the first time a response is in JSON).
+type Decoder struct {
+	typ          reflect.Type
+	protobuf     *protodec.Decoder
+	json         func() (*jsondec.Decoder, error)
+	unstructured *jsondec.Unstructured
+}
+
+// NewDecoder returns the decoder of objects of type t, a pointer to a
+// struct: a built-in type such as *corev1.Pod, *metav1.PartialObjectMetadata,
+// or a custom resource's Go type. It never decodes the fields that skip
+// names, by dotted JSON paths such as metadata.managedFields or
+// spec.containers.env: they read as zero values. NewDecoder returns nil
+// and no error if the library's decoders do not decode t.
+func NewDecoder(t reflect.Type, skip []string) (*Decoder, error) {
+	o := jsondec.Options{Share: true, Skip: skip}
+	switch {
+	case protodec.Supports(t):
+		pd, err := protodec.New(t, o)
+		if err != nil {
+			return nil, fmt.Errorf("adapter: decoder of %v: %w", t, err)
+		}
+		return &Decoder{typ: t, protobuf: pd, json: sync.OnceValues(func() (*jsondec.Decoder, error) {
+			if !jsondec.Supports(t) {
+				return nil, nil
+			}
+			return jsondec.New(t, o)
+		})}, nil
+	case jsondec.Supports(t):
+		jd, err := jsondec.New(t, o)
+		if err != nil {
+			return nil, fmt.Errorf("adapter: decoder of %v: %w", t, err)
+		}
+		return &Decoder{typ: t, json: func() (*jsondec.Decoder, error) { return jd, nil }}, nil
+	}
+	return nil, nil
+}
+
+// NewUnstructuredDecoder returns the decoder of unstructured objects
+// (*unstructured.Unstructured), which decodes JSON in one pass as
+// client-go's unstructured.UnstructuredJSONScheme decodes it.
+func NewUnstructuredDecoder() *Decoder {
+	return &Decoder{unstructured: jsondec.NewUnstructured(true)}
+}
+
+// Requests returns the request of a list or, with opts.Watch set, of a
+// watch of the objects of one resource, in one namespace or in all, with
+// opts as its parameters; it is made through a client of the adapter's
+// (a rest.Interface), which decodes what the library's decoders do not.
+type Requests func(opts *metav1.ListOptions) *rest.Request
+
+// ListWatch returns the list and watch functions of the objects of kind
+// kind (such as Pod) of resource gvr that requests asks for, decoded by
+// dec into objects that newT makes, of dec's type (for an unstructured
+// decoder, newT is not called: T is *unstructured.Unstructured or an
+// interface it implements). A response in a format dec does not decode
+// is decoded by codecs (a list) or watched again through the request's
+// client (a watch). With dec nil, lists are decoded by the request's
+// client and watches by the objects' generated code, if they have it
+// (built-in types).
+//
+// The lists it returns hold each item in its own allocation: keeping one
+// keeps no other.
+func ListWatch[T informers.Object](requests Requests, gvr schema.GroupVersionResource, kind string, dec *Decoder, newT func() T,
+	codecs serializer.CodecFactory) (*informers.ListWatch[T, informers.List], error) {
+	var funcs *apiclient.Funcs
+	if dec != nil && dec.unstructured != nil {
+		funcs = apiclient.UnstructuredFuncs[T](requests, dec.unstructured, kind, apiclient.ResourceName(gvr))
+	} else {
+		var pd *protodec.Decoder
+		var jd func() (*jsondec.Decoder, error)
+		if dec != nil {
+			if t := reflect.TypeOf(newT()); t != dec.typ {
+				return nil, fmt.Errorf("adapter: list-watch of %s: objects of type %v for a decoder of %v", apiclient.ResourceName(gvr), t, dec.typ)
+			}
+			pd, jd = dec.protobuf, dec.json
+		}
+		var err error
+		if funcs, err = apiclient.RequestFuncs(requests, gvr, kind, pd, jd, newT, codecs); err != nil {
+			return nil, fmt.Errorf("adapter: list-watch of %s: %w", apiclient.ResourceName(gvr), err)
+		}
+	}
+	return informers.NewListWatch[T](
+		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) { return funcs.List(ctx, opts) },
+		funcs.Watch), nil
+}
+
+// Clearer zeroes the fields to skip in objects of one Go type decoded by
+// other means than a Decoder (client-go's codecs, for a response in a
+// format the Decoder leaves to them), so that they read as the objects a
+// Decoder skipping the same fields decodes.
+type Clearer struct {
+	typ reflect.Type
+	c   apiclient.Clearer
+}
+
+// NewClearer returns the Clearer of the fields that skip names in objects
+// of type t, as NewDecoder takes them. It fails if a path names no field
+// of t, or a field an informer needs (its name, namespace, UID or
+// resource version).
+func NewClearer(t reflect.Type, skip []string) (*Clearer, error) {
+	c, err := apiclient.NewClearer(t, skip)
+	if err != nil {
+		return nil, fmt.Errorf("adapter: %w", err)
+	}
+	return &Clearer{typ: t, c: c}, nil
+}
+
+// Clear zeroes the fields to skip of obj, in place; objects of another
+// type than the Clearer's are left alone.
+func (c *Clearer) Clear(obj runtime.Object) {
+	if reflect.TypeOf(obj) == c.typ {
+		c.c.Clear(reflect.ValueOf(obj).UnsafePointer())
+	}
+}

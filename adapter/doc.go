@@ -1,0 +1,26 @@
+// Package adapter is for the authors of adapters that run another
+// framework on the library's informers, such as the controller-runtime
+// cache of github.com/kubetyped/informers/controllerruntime: it builds the
+// list and watch functions of requests the adapter makes itself, decoded
+// by the library's decoders as a Factory's informers decode theirs.
+// Applications do not need it: a Factory does all of this for its
+// informers.
+//
+// An adapter released as a module of its own depends on this package, the
+// library's exported API, and never on the library's internal packages:
+// Go's module selection may pair the adapter with a newer version of the
+// library than the one it was built against, and only the exported API
+// keeps its promises across versions.
+//
+//   - NewDecoder and NewUnstructuredDecoder make the decoder of one Go
+//     type's objects: protobuf for built-in types and
+//     metav1.PartialObjectMetadata, JSON for custom resources with a Go
+//     type, JSON for unstructured objects. Objects it decodes share their
+//     equal strings and parts; make one per informer and share it between
+//     the list-watches of its namespaces.
+//   - ListWatch builds an informers.ListWatch over the adapter's requests,
+//     decoding with a Decoder (or without one, by client-go's codecs and
+//     the generated code).
+//   - NewClearer zeroes the fields a Decoder skips in objects decoded by
+//     other means, so that they read alike.
+package adapter

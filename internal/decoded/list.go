@@ -1,0 +1,28 @@
+package decoded
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// List is a page of a list: its metadata and its items, each allocated
+// on its own, so that keeping one keeps no other.
+type List[T runtime.Object] struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+	Items []T
+}
+
+// DeepCopyObject returns a deep copy of l.
+func (l *List[T]) DeepCopyObject() runtime.Object {
+	c := &List[T]{TypeMeta: l.TypeMeta, Items: make([]T, len(l.Items))}
+	l.ListMeta.DeepCopyInto(&c.ListMeta)
+	for i, it := range l.Items {
+		c.Items[i] = it.DeepCopyObject().(T)
+	}
+	return c
+}
+
+// OwnedItems returns the items, which are allocated apart from each other
+// and from the list.
+func (l *List[T]) OwnedItems() []T { return l.Items }

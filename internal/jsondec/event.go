@@ -1,0 +1,46 @@
+package jsondec
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubetyped/informers/internal/decoded"
+)
+
+// EventDecoder returns the function that decodes the object of a JSON
+// watch event with dec into a new object made by newT, which must make
+// objects of the decoder's type. The stream validated each event whole
+// (Event). As client-go's decoder does, it leaves the objects' apiVersion
+// and kind empty.
+func EventDecoder[T runtime.Object](dec *Decoder, newT func() T) decoded.EventFunc[T] {
+	return func(data []byte, _ bool) (T, error) {
+		obj := newT()
+		if err := dec.DecodeValid(decoded.Pointer(obj), data); err != nil {
+			var zero T
+			return zero, err
+		}
+		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		return obj, nil
+	}
+}
+
+// UnstructuredEventDecoder returns the function that decodes the object
+// of a JSON watch event with u into an unstructured object, which must be
+// a T (T is *unstructured.Unstructured or an interface it implements).
+// The stream validated each event whole (Event).
+func UnstructuredEventDecoder[T runtime.Object](u *Unstructured) decoded.EventFunc[T] {
+	return func(data []byte, _ bool) (T, error) {
+		var zero T
+		obj, err := u.DecodeValid(data)
+		if err != nil {
+			return zero, err
+		}
+		t, ok := obj.(T)
+		if !ok {
+			return zero, fmt.Errorf("watch event object is a %T", obj)
+		}
+		return t, nil
+	}
+}
