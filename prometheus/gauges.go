@@ -29,7 +29,8 @@ var (
 	backlogDesc     = gaugeDesc("informer_handler_backlog", "handler")
 	shardDesc       = gaugeDesc("informer_shard_filter", "filter")
 	droppedDesc     = gaugeDesc("informer_shard_objects_dropped_total")
-	allGaugeDescs   = []*prom.Desc{objectsDesc, syncedDesc, watchListDesc, rvDesc, initialDesc, progressDesc, lastEventDesc, queuedDesc, backlogDesc, shardDesc, droppedDesc}
+	undecodableDesc = gaugeDesc("informer_undecodable_objects")
+	allGaugeDescs   = []*prom.Desc{objectsDesc, syncedDesc, watchListDesc, rvDesc, initialDesc, progressDesc, lastEventDesc, queuedDesc, backlogDesc, shardDesc, droppedDesc, undecodableDesc}
 	rvDigitsDivisor = 1e15
 )
 
@@ -48,6 +49,7 @@ func (g gauges) Collect(ch chan<- prom.Metric) {
 			ch <- prom.MustNewConstMetric(d, prom.GaugeValue, v, r.labels...)
 		}
 		gauge(objectsDesc, float64(st.Objects))
+		gauge(undecodableDesc, float64(st.Undecodable))
 		gauge(syncedDesc, boolValue(st.Synced))
 		gauge(watchListDesc, boolValue(st.WatchList))
 		gauge(progressDesc, float64(st.SyncProgress))

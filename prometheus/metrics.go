@@ -28,6 +28,7 @@ var Names = MetricNames()
 // help is the help of each metric Metrics exports, by name.
 var help = map[string]string{
 	"informer_objects":                       "Number of objects in the informer's cache.",
+	"informer_undecodable_objects":           "Number of objects the server has that cannot be decoded into the informer's Go type; each is named in the log once per version.",
 	"informer_synced":                        "1 once the informer's cache has synced, 0 before.",
 	"informer_watch_list":                    "1 when the informer gets the server's state by watch-list streaming, 0 when by listing.",
 	"informer_store_resource_version":        "The 15 least significant digits of the resource version of the store.",

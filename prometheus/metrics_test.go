@@ -103,6 +103,7 @@ func TestMetrics(t *testing.T) {
 	f := scrape(t, url)
 	for name, want := range map[string]float64{
 		"informer_objects":                    3,
+		"informer_undecodable_objects":        0,
 		"informer_synced":                     1,
 		"informer_watch_list":                 1,
 		"informer_queued_items":               0,
