@@ -34,6 +34,7 @@ type config[T Object] struct {
 	// through a Factory; NewInformer's namespace is its ListWatch's.
 	namespaceKnown bool
 	shard          *shard.Shard // canonical; nil if not sharded
+	shardKey       string       // tells shards apart in a Factory; "" if not sharded
 	namespaceMode  NamespaceMode
 	transform      TransformFunc[T]
 	indexers       map[string]IndexFunc[T]
@@ -63,16 +64,11 @@ type config[T Object] struct {
 // the factory's options f (the zero FactoryOptions for NewInformer), for
 // an informer of resource, in namespace ns.
 func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.GroupVersionResource, ns string) (config[T], error) {
-	sel, filter, err := newSelection(ns, o.LabelSelector, o.FieldSelector, cmp.Or(o.NamespaceSelector, f.NamespaceSelector))
-	if err != nil {
-		return config[T]{}, err
-	}
+	f = factoryDefaultsFor(f, resource)
+	namespaceSel := cmp.Or(o.NamespaceSelector, f.NamespaceSelector)
 	c := config[T]{
 		resource:        resource,
 		desc:            describe[T](resource),
-		name:            cmp.Or(o.Name, sel.name(resource)),
-		sel:             sel,
-		filter:          filter,
 		transform:       o.Transform,
 		indexers:        o.Indexers,
 		resync:          cmp.Or(o.ResyncPeriod, f.ResyncPeriod),
@@ -105,17 +101,32 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 		}
 		c.clear = clear
 	}
+	if err := checkNamespaceMode(c.namespaceMode, o.Shard != nil && namespaceSel != ""); err != nil {
+		return config[T]{}, err
+	}
+	sel, filter, err := newSelection(ns, o.LabelSelector, o.FieldSelector, namespaceSel)
+	if err != nil {
+		return config[T]{}, err
+	}
+	c.sel, c.filter, c.name = sel, filter, cmp.Or(o.Name, sel.name(resource))
 	if o.Shard != nil {
 		if err := o.Shard.Validate(); err != nil {
 			return config[T]{}, err
 		}
 		s := o.Shard.Canonical()
-		c.shard = &s
-	}
-	if err := c.checkNamespaceMode(); err != nil {
-		return config[T]{}, err
+		c.shard, c.shardKey = &s, string(s.Field)+"|"+s.Selector()
 	}
 	return c, nil
+}
+
+// factoryDefaultsFor returns the factory options that are the defaults of
+// an informer of resource: the factory's NamespaceSelector is not one of
+// the Namespace informer's, which it needs.
+func factoryDefaultsFor(f FactoryOptions, resource schema.GroupVersionResource) FactoryOptions {
+	if resource == namespacesResource {
+		f.NamespaceSelector, f.NamespaceMode = "", NamespaceModeAuto
+	}
+	return f
 }
 
 // clearerOf returns what zeroes the fields that paths name in objects of
@@ -188,16 +199,17 @@ func chainOptional[T Object](first, second TransformFunc[T]) TransformFunc[T] {
 }
 
 // checkNamespaceMode rejects a mode that is not one, and a watch per
-// namespace of a sharded informer.
-func (c config[T]) checkNamespaceMode() error {
-	switch c.namespaceMode {
+// namespace of an informer with a shard and a namespace selection
+// (shardedSelection).
+func checkNamespaceMode(mode NamespaceMode, shardedSelection bool) error {
+	switch mode {
 	case NamespaceModeAuto, NamespaceModeClusterWide:
 		return nil
 	case NamespaceModePerNamespace:
-		if c.shard != nil && c.filter.namespaces != nil {
+		if shardedSelection {
 			return fmt.Errorf("NamespaceModePerNamespace does not combine with Shard: use NamespaceModeClusterWide or NamespaceModeAuto")
 		}
 		return nil
 	}
-	return fmt.Errorf("%v is not a NamespaceMode", c.namespaceMode)
+	return fmt.Errorf("%v is not a NamespaceMode", mode)
 }

@@ -141,7 +141,7 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := resolveConfig(o, factoryDefaultsFor(f.opts, target.GVR), target.GVR, cmp.Or(o.Namespace, f.opts.Namespace))
+	c, err := resolveConfig(o, f.opts, target.GVR, cmp.Or(o.Namespace, f.opts.Namespace))
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	key := informerKey{shape: target.Shape, gvr: target.GVR, selection: c.sel, shard: shardKey(c.shard)}
+	key := informerKey{shape: target.Shape, gvr: target.GVR, selection: c.sel, shard: c.shardKey}
 	if c.sel.namespaces != "" {
 		key.namespaceMode = c.namespaceMode
 	}
@@ -361,16 +361,6 @@ func (f *Factory) grace() time.Duration {
 // defaultShutdownGracePeriod is the default of
 // FactoryOptions.ShutdownGracePeriod.
 const defaultShutdownGracePeriod = 30 * time.Second
-
-// factoryDefaultsFor returns the factory options that are the defaults of
-// an informer of resource: the factory's NamespaceSelector is not one of
-// the Namespace informer's, which it needs.
-func factoryDefaultsFor(f FactoryOptions, resource schema.GroupVersionResource) FactoryOptions {
-	if resource == namespacesResource {
-		f.NamespaceSelector, f.NamespaceMode = "", NamespaceModeAuto
-	}
-	return f
-}
 
 // namespacesFor returns the factory's Namespace informer, which an
 // informer configured by c follows, or nil if c selects no namespaces.

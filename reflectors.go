@@ -66,10 +66,10 @@ func newReflectors[T Object, L List](c config[T], lwFor func(namespace string) (
 			lw := whole
 			if req.namespace != "" {
 				if lw, err = lwFor(req.namespace); err != nil {
-					return nil, errorf("%s: list-watch of namespace %s: %w", c.desc, req.namespace, err)
+					return nil, fmt.Errorf("%s: list-watch of namespace %s: %w", c.desc, req.namespace, err)
 				}
 				if lw == nil || lw.ListFunc == nil || lw.WatchFunc == nil {
-					return nil, errorf("%s: list-watch of namespace %s needs ListFunc and WatchFunc", c.desc, req.namespace)
+					return nil, fmt.Errorf("%s: list-watch of namespace %s needs ListFunc and WatchFunc", c.desc, req.namespace)
 				}
 			}
 			return reflector.New[T, L](reflectorConfig(c, lw, req), req.sink), nil

@@ -261,6 +261,3 @@ func (s *namespaceSink[T]) keep(obj metav1.Object) bool {
 	}
 	return s.sharded == nil || s.sharded.keep(obj)
 }
-
-// namespacesResource is the resource of Namespace objects.
-var namespacesResource = corev1.SchemeGroupVersion.WithResource("namespaces")

@@ -13,15 +13,6 @@ import (
 	"github.com/kubetyped/informers/shard"
 )
 
-// shardKey tells informers of different shards apart in a Factory.
-func shardKey(s *shard.Shard) string {
-	if s == nil {
-		return ""
-	}
-	c := s.Canonical()
-	return string(c.Field) + "|" + c.Selector()
-}
-
 // shardState is the shard of a sharded informer and what it has learned
 // of the server's filtering; its scope is a shardScope, or a
 // namespaceScope that is sharded too.

@@ -126,3 +126,7 @@ func (f selectionFilter) excludes(obj metav1.Object) bool {
 	}
 	return f.fields != nil && !f.fields.Matches(fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()})
 }
+
+// namespacesResource is the resource of Namespace objects, which a
+// NamespaceSelector selects.
+var namespacesResource = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}

@@ -106,7 +106,9 @@ func ListWatch[T informers.Object](requests Requests, gvr schema.GroupVersionRes
 		}
 	}
 	return informers.NewListWatch[T](
-		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) { return funcs.List(ctx, opts) },
+		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
+			return funcs.List(ctx, opts)
+		},
 		funcs.Watch), nil
 }
 
