@@ -90,6 +90,7 @@ func measureInChild(ctx context.Context, im implementation, cc childConfig, enf 
 	if err := cmd.Start(); err != nil {
 		return measurement{}, fmt.Errorf("starting the child process: %w", err)
 	}
+	started := time.Now()
 	if cg != nil {
 		if err := cg.add(cmd.Process.Pid); err != nil {
 			cmd.Process.Kill()
@@ -113,17 +114,22 @@ func measureInChild(ctx context.Context, im implementation, cc childConfig, enf 
 	close(watchDone)
 	watchWG.Wait()
 
+	// The child's rusage has its CPU time, but not its peak RSS: ru_maxrss
+	// counts the parent's memory too, which the child shared until it
+	// started the command again.
+	var cpu time.Duration
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		cpu = rusageCPU(ru)
+	}
 	m, ok := lastMeasurement(out.Bytes())
 	if ok {
+		if m.Outcome != synced {
+			m.CPU = cpu // its whole life's, having no sync to measure
+		}
 		return m, nil
 	}
-	// The child died before it could say how it did. Its rusage has its
-	// CPU time, but not its peak RSS: ru_maxrss counts the parent's memory
-	// too, which the child shared until it started the command again.
-	m = measurement{Implementation: im.name, Outcome: failed, PeakRSS: sampledPeak}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		m.CPU = rusageCPU(ru)
-	}
+	// The child died before it could say how it did.
+	m = measurement{Implementation: im.name, Outcome: failed, PeakRSS: sampledPeak, CPU: cpu}
 	if cg != nil {
 		if peak, err := cg.peak(); err == nil {
 			m.PeakRSS = max(m.PeakRSS, peak)
@@ -132,7 +138,8 @@ func measureInChild(ctx context.Context, im implementation, cc childConfig, enf 
 	if cg != nil {
 		if kills, err := cg.oomKills(); err == nil && kills > 0 {
 			m.Outcome = oomKilled
-			m.Error = fmt.Sprintf("killed by the kernel at memory.max %s", formatSize(cc.Limit))
+			m.Error = fmt.Sprintf("killed by the kernel %v after it started, at memory.max %s",
+				formatDuration(time.Since(started)), formatSize(cc.Limit))
 			return m, nil
 		}
 	}
@@ -198,6 +205,7 @@ func runChild(ctx context.Context, name string, stdout io.Writer) int {
 		fmt.Fprintf(os.Stderr, "coldstart child %s: no go-ahead from the parent: %v\n", name, err)
 		return 2
 	}
+	began := time.Now()
 	ctx, cancel := context.WithTimeoutCause(ctx, cc.Timeout, fmt.Errorf("not synced within -timeout %v", cc.Timeout))
 	defer cancel()
 
@@ -210,7 +218,8 @@ func runChild(ctx context.Context, name string, stdout io.Writer) int {
 			watchLimit(watchCtx, cc.Limit, selfLimitInterval, func(peak uint64) {
 				if out.write(measurement{
 					Implementation: name, Outcome: overLimit, PeakRSS: peak,
-					Error: fmt.Sprintf("ended itself: peak RSS %s passed the limit %s", formatSize(int64(peak)), formatSize(cc.Limit)),
+					Error: fmt.Sprintf("ended itself %v after it started: peak RSS %s passed the limit %s",
+						formatDuration(time.Since(began)), formatSize(int64(peak)), formatSize(cc.Limit)),
 				}) {
 					os.Exit(exitOverLimit) // as the OOM killer would end it: at once
 				}

@@ -65,10 +65,10 @@ func (m measurement) summary() string {
 	case synced:
 		return fmt.Sprintf("synced %d objects in %v, peak RSS %s, heap %s", m.Objects, m.Sync.Round(time.Millisecond),
 			formatSize(int64(m.PeakRSS)), formatSize(int64(m.HeapAfterSync)))
-	case failed:
-		return "failed: " + m.Error
-	default:
+	case oomKilled:
 		return fmt.Sprintf("%s: %s (peak RSS %s)", m.Outcome, m.Error, formatSize(int64(m.PeakRSS)))
+	default:
+		return fmt.Sprintf("%s: %s", m.Outcome, m.Error)
 	}
 }
 
