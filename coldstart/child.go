@@ -218,8 +218,8 @@ func runChild(ctx context.Context, name string, stdout io.Writer) int {
 			watchLimit(watchCtx, cc.Limit, selfLimitInterval, func(peak uint64) {
 				if out.write(measurement{
 					Implementation: name, Outcome: overLimit, PeakRSS: peak,
-					Error: fmt.Sprintf("ended itself %v after it started: peak RSS %s passed the limit %s",
-						formatDuration(time.Since(began)), formatSize(int64(peak)), formatSize(cc.Limit)),
+					Error: fmt.Sprintf("ended itself %v after it started: peak RSS %s, %s over the limit %s",
+						formatDuration(time.Since(began)), formatSize(int64(peak)), formatSize(int64(peak)-cc.Limit), formatSize(cc.Limit)),
 				}) {
 					os.Exit(exitOverLimit) // as the OOM killer would end it: at once
 				}
@@ -290,7 +290,8 @@ func measure(ctx context.Context, im implementation, cc childConfig) (measuremen
 	if cc.Limit > 0 && cc.SelfLimit && m.PeakRSS > uint64(cc.Limit) {
 		// Past the limit since the last reading: it would have been killed.
 		m.Outcome = overLimit
-		m.Error = fmt.Sprintf("peak RSS %s passed the limit %s", formatSize(int64(m.PeakRSS)), formatSize(cc.Limit))
+		m.Error = fmt.Sprintf("synced, but its peak RSS %s was %s over the limit %s",
+			formatSize(int64(m.PeakRSS)), formatSize(int64(m.PeakRSS)-cc.Limit), formatSize(cc.Limit))
 	}
 	return m, c
 }

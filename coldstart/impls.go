@@ -210,8 +210,9 @@ func controllerRuntimeObjects(r resource) (client.Object, client.ObjectList, err
 // syncInformers returns the sync of this library's Factory with opts.
 func syncInformers(opts informers.FactoryOptions) func(context.Context, *rest.Config, resource) (*syncedCache, error) {
 	return func(ctx context.Context, cfg *rest.Config, r resource) (*syncedCache, error) {
-		opts.RESTConfig = cfg
-		f := informers.NewFactoryWith(nil, opts)
+		o := opts
+		o.RESTConfig = cfg
+		f := informers.NewFactoryWith(nil, o)
 		var inf informers.AnyInformer
 		switch r.shape {
 		case shapeTyped:

@@ -51,19 +51,19 @@ type enforcer struct {
 }
 
 // newEnforcer returns the enforcer of limit (none if 0), choosing the
-// method.
-func newEnforcer(limit int64) (*enforcer, error) {
+// method: a cgroup if one can be made here, else the children themselves.
+func newEnforcer(limit int64) *enforcer {
 	e := &enforcer{limit: limit}
 	if limit <= 0 {
-		return e, nil
+		return e
 	}
 	dir, enabled, err := cgroupParent()
 	if err != nil {
 		e.why = err.Error()
-		return e, nil
+		return e
 	}
 	e.cgroups, e.enabled = dir, enabled
-	return e, nil
+	return e
 }
 
 // self reports whether the children enforce the limit themselves.

@@ -106,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.context, "context", "", "kubeconfig context (default the current one)")
 	fs.StringVar(&o.resource, "resource", "pods", "resource to sync: "+strings.Join(typedResourceNames(), ", ")+
 		", or any resource as group/version/resource (v1/secrets, apps/v1/deployments, argoproj.io/v1alpha1/applications)")
-	fs.StringVar(&o.as, "as", "", "how to cache it: typed (Go types; the default for the resources above), unstructured (the default for others) or metadata")
+	fs.StringVar(&o.as, "as", "", "how to cache it: typed (Go types: the default for the resources -resource names), unstructured (the default for others) or metadata")
 	fs.StringVar(&o.impls, "impl", strings.Join(implementationNames(), ","), "implementations to measure, comma-separated, in this order")
 	fs.StringVar(&o.memoryLimit, "memory-limit", "", "memory limit each implementation must stay under, like a container's (512MiB, 4GiB); empty for none")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "how long one implementation may take to sync")
@@ -205,10 +205,7 @@ func runParent(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	p.printf("%s on %s: about %d objects", res, target.host, res.expected)
 
-	enf, err := newEnforcer(limit)
-	if err != nil {
-		return err
-	}
+	enf := newEnforcer(limit)
 	defer enf.close()
 	if limit > 0 {
 		p.printf("memory limit %s, enforced by %s", formatSize(limit), enf.method())
@@ -227,6 +224,9 @@ func runParent(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		rep.Fixture = fmt.Sprintf("%d objects over %d namespaces, created by -local", o.objects, o.namespaces)
 	}
 	for n, im := range impls {
+		if err := target.settle(ctx); err != nil {
+			return err
+		}
 		p.printf("[%d/%d] %s: syncing %s in a child process", n+1, len(impls), im.name, res.gvr.Resource)
 		r, err := measureInChild(ctx, im, childConfig{
 			Kubeconfig: target.kubeconfig,
