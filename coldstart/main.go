@@ -133,6 +133,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			}
 			fmt.Fprintln(stderr)
 		})
+		fmt.Fprintf(stderr, "\nImplementations:\n")
+		for _, im := range implementations {
+			fmt.Fprintf(stderr, "  %-20s %s\n", im.name, im.about)
+		}
 	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
