@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiunstructured "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	kinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubetyped/informers"
+)
+
+// implementation is one way to sync a resource into a client-side cache,
+// as a controller does at start-up.
+type implementation struct {
+	name  string
+	about string
+	// sync creates a cache of r over cfg, starts it, and returns once it
+	// holds the server's state, or fails when ctx ends.
+	sync func(ctx context.Context, cfg *rest.Config, r resource) (*syncedCache, error)
+}
+
+// syncedCache is a cache that sync filled.
+type syncedCache struct {
+	// objects counts the objects it holds.
+	objects func(ctx context.Context) (int, error)
+	// stop stops it and waits for its goroutines.
+	stop func()
+}
+
+// implementations are the caches the harness measures, in the order it
+// runs them by default. Measuring another is adding an entry.
+var implementations = []implementation{
+	{
+		name:  "client-go",
+		about: "client-go's informer factory: a SharedIndexInformer (typed, dynamic or metadata), WatchListClient at client-go's default",
+		sync:  syncClientGo,
+	},
+	{
+		name:  "controller-runtime",
+		about: "controller-runtime's cache with default options: GetInformer, then WaitForCacheSync",
+		sync:  syncControllerRuntime,
+	},
+	{
+		name:  "informers",
+		about: "this library's Factory with default options",
+		sync:  syncInformers(informers.FactoryOptions{}),
+	},
+	{
+		name:  "informers-list",
+		about: "this library's Factory with FactoryOptions.DisableWatchList: a list, then a watch",
+		sync:  syncInformers(informers.FactoryOptions{DisableWatchList: true}),
+	},
+}
+
+// implementationNames returns the names of implementations, in order.
+func implementationNames() []string {
+	names := make([]string, len(implementations))
+	for i, im := range implementations {
+		names[i] = im.name
+	}
+	return names
+}
+
+// syncClientGo syncs r with client-go's informer factory of r's shape.
+func syncClientGo(ctx context.Context, cfg *rest.Config, r resource) (*syncedCache, error) {
+	type factory interface {
+		Start(stopCh <-chan struct{})
+		Shutdown()
+	}
+	var f factory
+	var inf toolscache.SharedIndexInformer
+	switch r.shape {
+	case shapeTyped:
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		kf := kinformers.NewSharedInformerFactory(cs, 0)
+		gi, err := kf.ForResource(r.gvr)
+		if err != nil {
+			return nil, err
+		}
+		f, inf = kf, gi.Informer()
+	case shapeUnstructured:
+		dc, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		df := dynamicinformer.NewDynamicSharedInformerFactory(dc, 0)
+		f, inf = df, df.ForResource(r.gvr).Informer()
+	case shapeMetadata:
+		mc, err := metadata.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		mf := metadatainformer.NewSharedInformerFactory(mc, 0)
+		f, inf = mf, mf.ForResource(r.gvr).Informer()
+	default:
+		return nil, fmt.Errorf("client-go: no informer of shape %q", r.shape)
+	}
+	stopCh := make(chan struct{})
+	f.Start(stopCh)
+	stop := func() { close(stopCh); f.Shutdown() }
+	select {
+	case <-inf.HasSyncedChecker().Done():
+	case <-ctx.Done():
+		stop()
+		return nil, fmt.Errorf("waiting for client-go's informer to sync: %w", context.Cause(ctx))
+	}
+	return &syncedCache{
+		objects: func(context.Context) (int, error) { return len(inf.GetStore().ListKeys()), nil },
+		stop:    stop,
+	}, nil
+}
+
+// syncControllerRuntime syncs r with controller-runtime's cache over
+// client-go's scheme.
+func syncControllerRuntime(ctx context.Context, cfg *rest.Config, r resource) (*syncedCache, error) {
+	c, err := crcache.New(cfg, crcache.Options{})
+	if err != nil {
+		return nil, err
+	}
+	obj, list, err := controllerRuntimeObjects(r)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Start(runCtx) }()
+	stop := func() { cancel(); <-done }
+	// Not blocking in GetInformer, whose wait polls every 100 ms: the
+	// informer's checker says when it has synced, to the millisecond.
+	inf, err := c.GetInformer(ctx, obj, crcache.BlockUntilSynced(false))
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	select {
+	case <-inf.HasSyncedChecker().Done():
+	case err := <-done:
+		cancel()
+		return nil, fmt.Errorf("controller-runtime's cache stopped before it synced: %w", errors.Join(err, context.Cause(ctx)))
+	case <-ctx.Done():
+		stop()
+		return nil, fmt.Errorf("waiting for controller-runtime's informer to sync: %w", context.Cause(ctx))
+	}
+	if !c.WaitForCacheSync(ctx) {
+		stop()
+		return nil, fmt.Errorf("controller-runtime's WaitForCacheSync: %w", context.Cause(ctx))
+	}
+	return &syncedCache{
+		objects: func(ctx context.Context) (int, error) {
+			if err := c.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+				return 0, err
+			}
+			return apimeta.LenList(list), nil
+		},
+		stop: stop,
+	}, nil
+}
+
+// controllerRuntimeObjects returns the object and the list of r's shape
+// that controller-runtime's cache takes to name r.
+func controllerRuntimeObjects(r resource) (client.Object, client.ObjectList, error) {
+	gvk, listGVK := r.gvk(), r.gvr.GroupVersion().WithKind(r.kind+"List")
+	switch r.shape {
+	case shapeTyped:
+		obj, err := scheme.Scheme.New(gvk)
+		if err != nil {
+			return nil, nil, err
+		}
+		list, err := scheme.Scheme.New(listGVK)
+		if err != nil {
+			return nil, nil, err
+		}
+		o, ok := obj.(client.Object)
+		l, lok := list.(client.ObjectList)
+		if !ok || !lok {
+			return nil, nil, fmt.Errorf("%v is not a client.Object with a client.ObjectList", gvk)
+		}
+		return o, l, nil
+	case shapeUnstructured:
+		o, l := &apiunstructured.Unstructured{}, &apiunstructured.UnstructuredList{}
+		o.SetGroupVersionKind(gvk)
+		l.SetGroupVersionKind(listGVK)
+		return o, l, nil
+	case shapeMetadata:
+		o, l := &metav1.PartialObjectMetadata{}, &metav1.PartialObjectMetadataList{}
+		o.SetGroupVersionKind(gvk)
+		l.SetGroupVersionKind(listGVK)
+		return o, l, nil
+	}
+	return nil, nil, fmt.Errorf("controller-runtime: no object of shape %q", r.shape)
+}
+
+// syncInformers returns the sync of this library's Factory with opts.
+func syncInformers(opts informers.FactoryOptions) func(context.Context, *rest.Config, resource) (*syncedCache, error) {
+	return func(ctx context.Context, cfg *rest.Config, r resource) (*syncedCache, error) {
+		o := opts
+		o.RESTConfig = cfg
+		f := informers.NewFactoryWith(nil, o)
+		var inf informers.AnyInformer
+		switch r.shape {
+		case shapeTyped:
+			t, ok := typedFor(r.gvr)
+			if !ok {
+				return nil, fmt.Errorf("informers: no Go type for %s", gvrString(r.gvr))
+			}
+			inf = t.informer(f)
+		case shapeUnstructured:
+			inf = informers.InformerWith(f, informers.Options[*apiunstructured.Unstructured]{Resource: r.gvr})
+		case shapeMetadata:
+			inf = informers.InformerWith(f, informers.Options[*metav1.PartialObjectMetadata]{Resource: r.gvr})
+		default:
+			return nil, fmt.Errorf("informers: no informer of shape %q", r.shape)
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		f.Start(runCtx)
+		stop := func() {
+			cancel()
+			f.Shutdown(context.WithoutCancel(ctx))
+		}
+		if err := inf.WaitForSync(ctx); err != nil {
+			stop()
+			return nil, err
+		}
+		return &syncedCache{
+			objects: func(context.Context) (int, error) { return inf.Stats().Objects, nil },
+			stop:    stop,
+		}, nil
+	}
+}
