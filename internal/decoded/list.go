@@ -37,11 +37,3 @@ func (l *List[T]) DeepCopyObject() runtime.Object {
 // and from the list.
 func (l *List[T]) OwnedItems() []T { return l.Items }
 
-// UndecodableItems returns the items that did not decode, named: for
-// those who hold the list as a runtime.Object, of a T they do not know.
-func (l *List[T]) UndecodableItems() []*Undecodable { return l.Undecodable }
-
-// UndecodableItems is implemented by the lists the decoders return.
-type UndecodableItems interface {
-	UndecodableItems() []*Undecodable
-}

@@ -60,6 +60,11 @@ func (u *Undecodable) Error() string {
 	return b.String()
 }
 
+// Identity returns what the object's metadata says, which decoded.
+func (u *Undecodable) Identity() (namespace, name string, uid types.UID, resourceVersion string) {
+	return u.Namespace, u.Name, u.UID, u.ResourceVersion
+}
+
 // Unwrap returns why the object did not decode.
 func (u *Undecodable) Unwrap() error { return u.Err }
 

@@ -29,6 +29,8 @@ func TestUndecodable(t *testing.T) {
 		assert.EqualError(t, tc.u, tc.want)
 		assert.ErrorIs(t, tc.u, cause)
 		assert.Equal(t, schema.GroupVersionKind{}, tc.u.GetObjectKind().GroupVersionKind())
+		ns, name, uid, rv := tc.u.Identity()
+		assert.Equal(t, []string{tc.u.Namespace, tc.u.Name, string(tc.u.UID), tc.u.ResourceVersion}, []string{ns, name, string(uid), rv})
 		c := tc.u.DeepCopyObject()
 		require.IsType(t, &Undecodable{}, c)
 		assert.NotSame(t, tc.u, c)
