@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/apiclient"
+	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
 )
@@ -110,6 +111,38 @@ func ListWatch[T informers.Object](requests Requests, gvr schema.GroupVersionRes
 			return funcs.List(ctx, opts)
 		},
 		funcs.Watch), nil
+}
+
+// Undecodable returns the items of l, a list that a ListWatch's list
+// function returned, that did not decode into their Go type and that the
+// list leaves out, each an error that names the object (its namespace,
+// name, UID and resource version), the field where decoding failed and
+// why; nil if there are none. A watch event whose object did not decode
+// carries such an error as its Object, with the event's type.
+//
+// The informers that an adapter builds on these lists report such objects
+// themselves, through Options.OnError; Undecodable is for adapters that
+// look at the lists on their own.
+func Undecodable(l runtime.Object) []error {
+	// The lists the decoders return are decoded.List[T], of the adapter's
+	// T, which this function does not know: their field is read by name.
+	v := reflect.ValueOf(l)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	f := v.Elem().FieldByName("Undecodable")
+	if !f.IsValid() {
+		return nil
+	}
+	items, ok := f.Interface().([]*decoded.Undecodable)
+	if !ok {
+		return nil
+	}
+	var errs []error
+	for _, u := range items {
+		errs = append(errs, u)
+	}
+	return errs
 }
 
 // Clearer zeroes the fields to skip in objects of one Go type decoded by

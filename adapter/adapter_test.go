@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -61,12 +62,19 @@ func encode(t *testing.T, mediaType string, obj runtime.Object) []byte {
 func serve(t *testing.T, mediaType string) adapter.Requests {
 	t.Helper()
 	list, added := testPods()
+	return serveList(t, mediaType, encode(t, mediaType, list), added)
+}
+
+// serveList serves list, a list body in mediaType, and a watch of added,
+// and returns the requests of a client that prefers protobuf.
+func serveList(t *testing.T, mediaType string, list []byte, added *corev1.Pod) adapter.Requests {
+	t.Helper()
 	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaType)
 	require.True(t, ok, mediaType)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("watch") != "true" {
 			w.Header().Set("Content-Type", mediaType)
-			_, _ = w.Write(encode(t, mediaType, list))
+			_, _ = w.Write(list)
 			return
 		}
 		stream := mediaType
@@ -227,4 +235,36 @@ func TestClearer(t *testing.T) {
 	require.ErrorContains(t, err, `no field "nothing"`)
 	_, err = adapter.NewClearer(reflect.TypeFor[*corev1.Pod](), []string{"metadata.uid"})
 	require.True(t, strings.Contains(err.Error(), "the informer needs it"), err)
+}
+
+// A list whose items hold one that does not decode returns the others,
+// and names that one in its Undecodable, in protobuf and in JSON.
+func TestListWatchUndecodable(t *testing.T) {
+	list, added := testPods()
+	list.Items = append(list.Items, list.Items[1], list.Items[0])
+	list.Items[1].Name, list.Items[1].UID = "bad", "u-bad"
+	list.Items[1].Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("123m")}
+	dec, err := adapter.NewDecoder(reflect.TypeFor[*corev1.Pod](), nil)
+	require.NoError(t, err)
+	for _, tc := range []struct{ mediaType, bad, worse string }{
+		{runtime.ContentTypeProtobuf, "123m", "12xm"},
+		{runtime.ContentTypeJSON, `"cpu":"123m"`, `"cpu":{}`},
+	} {
+		t.Run(tc.mediaType, func(t *testing.T) {
+			body := bytes.Replace(encode(t, tc.mediaType, list), []byte(tc.bad), []byte(tc.worse), 1)
+			lw, err := adapter.ListWatch(serveList(t, tc.mediaType, body, added), podsGVR, "Pod", dec, func() object { return &corev1.Pod{} }, scheme.Codecs)
+			require.NoError(t, err)
+			l, err := lw.List(t.Context(), metav1.ListOptions{})
+			require.NoError(t, err)
+			var names []string
+			for _, p := range podsOf(t, l) {
+				names = append(names, p.Name)
+			}
+			assert.Equal(t, []string{"a", "b", "a"}, names)
+			assert.Equal(t, "12", l.GetResourceVersion())
+			u := adapter.Undecodable(l)
+			require.Len(t, u, 1)
+			assert.ErrorContains(t, u[0], "object ns/bad (uid u-bad, resourceVersion 11) does not decode at spec.containers[0].resources.limits.cpu")
+		})
+	}
 }

@@ -21,6 +21,10 @@
 //   - ListWatch builds an informers.ListWatch over the adapter's requests,
 //     decoding with a Decoder (or without one, by client-go's codecs and
 //     the generated code).
+//   - Undecodable returns the objects a list left out because they do not
+//     decode into their Go type (a custom resource whose stored JSON does
+//     not fit it), each an error that names the object; a watch event
+//     whose object does not decode carries such an error as its Object.
 //   - NewClearer zeroes the fields a Decoder skips in objects decoded by
 //     other means, so that they read alike.
 package adapter

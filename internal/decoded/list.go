@@ -10,7 +10,11 @@ import (
 type List[T runtime.Object] struct {
 	metav1.TypeMeta
 	metav1.ListMeta
+	// Items are the items that decoded.
 	Items []T
+	// Undecodable names the items that did not (see Undecodable), in
+	// the order of the list; Items holds the others.
+	Undecodable []*Undecodable
 }
 
 // DeepCopyObject returns a deep copy of l.
@@ -20,9 +24,16 @@ func (l *List[T]) DeepCopyObject() runtime.Object {
 	for i, it := range l.Items {
 		c.Items[i] = it.DeepCopyObject().(T)
 	}
+	if l.Undecodable != nil {
+		c.Undecodable = make([]*Undecodable, len(l.Undecodable))
+		for i, u := range l.Undecodable {
+			c.Undecodable[i] = u.DeepCopyObject().(*Undecodable)
+		}
+	}
 	return c
 }
 
 // OwnedItems returns the items, which are allocated apart from each other
 // and from the list.
 func (l *List[T]) OwnedItems() []T { return l.Items }
+

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/kubetyped/informers/internal/decoded"
 )
 
 // Error is an error decoding an object: what failed, at which field path
@@ -17,7 +17,7 @@ type Error struct {
 	Offset int          // of the value that failed, in bytes
 	Err    error
 
-	rev []string // Path's segments, innermost first, while unwinding
+	path decoded.FieldPath // Path, while unwinding
 }
 
 func (e *Error) Error() string {
@@ -65,7 +65,7 @@ func mismatch(b []byte, i int, n *node) error {
 // inField adds field name to the path of err.
 func inField(err error, name string) error {
 	if e, ok := err.(*Error); ok {
-		e.rev = append(e.rev, "."+name)
+		e.path.Field(name)
 	}
 	return err
 }
@@ -73,7 +73,7 @@ func inField(err error, name string) error {
 // inElement adds element k to the path of err.
 func inElement(err error, k int) error {
 	if e, ok := err.(*Error); ok {
-		e.rev = append(e.rev, "["+strconv.Itoa(k)+"]")
+		e.path.Element(k)
 	}
 	return err
 }
@@ -85,8 +85,7 @@ func finish(err error, t reflect.Type) error {
 		return err
 	}
 	e.Type = t
-	slices.Reverse(e.rev)
-	e.Path = strings.TrimPrefix(strings.Join(e.rev, ""), ".")
-	e.rev = nil
+	e.Path = e.path.String()
+	e.path = decoded.FieldPath{}
 	return e
 }

@@ -13,13 +13,14 @@ import (
 // watch event with dec into a new object made by newT, which must make
 // objects of the decoder's type. The stream validated each event whole
 // (Event). As client-go's decoder does, it leaves the objects' apiVersion
-// and kind empty.
+// and kind empty. An object that does not decode fails with its
+// *decoded.Undecodable, if its metadata names it.
 func EventDecoder[T runtime.Object](dec *Decoder, newT func() T) decoded.EventFunc[T] {
 	return func(data []byte, _ bool) (T, error) {
 		obj := newT()
 		if err := dec.DecodeValid(decoded.Pointer(obj), data); err != nil {
 			var zero T
-			return zero, err
+			return zero, orUndecodable(data, err)
 		}
 		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 		return obj, nil
@@ -29,13 +30,14 @@ func EventDecoder[T runtime.Object](dec *Decoder, newT func() T) decoded.EventFu
 // UnstructuredEventDecoder returns the function that decodes the object
 // of a JSON watch event with u into an unstructured object, which must be
 // a T (T is *unstructured.Unstructured or an interface it implements).
-// The stream validated each event whole (Event).
+// The stream validated each event whole (Event). An object that does not
+// decode fails with its *decoded.Undecodable, if its metadata names it.
 func UnstructuredEventDecoder[T runtime.Object](u *Unstructured) decoded.EventFunc[T] {
 	return func(data []byte, _ bool) (T, error) {
 		var zero T
 		obj, err := u.DecodeValid(data)
 		if err != nil {
-			return zero, err
+			return zero, orUndecodable(data, err)
 		}
 		t, ok := obj.(T)
 		if !ok {

@@ -10,13 +10,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	sigsjson "sigs.k8s.io/json"
 
+	"github.com/kubetyped/informers/internal/decoded/decodedtest"
 	"github.com/kubetyped/informers/internal/testutil/valuediff"
 )
 
 // FuzzJSONDecoder decodes arbitrary bytes into a custom resource, a pod
 // and an unstructured object (against client-go's UnstructuredJSONScheme), with sharing off and on (each input decoded twice, the second time
 // shared): the decoder never panics, fails exactly where
-// sigs.k8s.io/json fails, and otherwise decodes what it decodes. Its
+// sigs.k8s.io/json fails, and otherwise decodes what it decodes. The
+// input is also an item of a list between two good ones, and a watch
+// event's object: one that does not decode is named as undecodable where
+// its metadata names it, and the good items decode all the same. Its
 // seeds are a few crafted inputs and the corpus in testdata/fuzz.
 func FuzzJSONDecoder(f *testing.F) {
 	in := &Widget{}
@@ -44,6 +48,13 @@ func FuzzJSONDecoder(f *testing.F) {
 		`null`, `{}`, `"x"`, `{"spec":{"owner":1}}`, `{"spec":{"replicas":1.0}}`,
 		repeatingWidget,
 		`{"metadata":{"creationTimestamp":"2024-01-02T03:04:05Z"},"spec":{"since":"2024-01-02T03:04:05Z","owner":"a","owner":"b"}}`,
+		// Objects that do not fit the type, named or not.
+		badWidget,
+		`{"metadata":{"name":"w","uid":"u"},"spec":{"zone":"a","zone":"b","tiny":"big"}}`,
+		`{"metadata":{"name":"w","labels":{"a":1}}}`,
+		`{"metadata":{"name":7},"spec":{"tiny":"big"}}`,
+		`{"metadata":{"namespace":"n"},"spec":{"tiny":"big"}}`,
+		`{"metadata":{"name":"w"},"spec":{"values":{"n":1e999}}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -59,7 +70,36 @@ func FuzzJSONDecoder(f *testing.F) {
 		checkUnstructured(t, plain, b)
 		checkUnstructured(t, shared, b)
 		checkUnstructured(t, shared, b)
+		checkUndecodable(t, widgets[1], b)
 	})
+}
+
+// checkUndecodable decodes b as the middle item of a list and as a watch
+// event's object: what does not decode is named as undecodable, by its
+// metadata, if anything names it, and fails the list otherwise; the
+// list's other items decode either way.
+func checkUndecodable(t *testing.T, dec *Decoder, b []byte) {
+	if !json.Valid(b) {
+		return
+	}
+	newWidget := func() *Widget { return &Widget{} }
+	var want Widget
+	wantErr := sigsjson.UnmarshalCaseSensitivePreserveInts(b, &want)
+	var names objectNames
+	named := wantErr != nil && sigsjson.UnmarshalCaseSensitivePreserveInts(b, &names) == nil && names.Metadata.Name != ""
+	body := []byte(`{"kind":"WidgetList","items":[{"metadata":{"name":"first"}},` + string(b) + `,{"metadata":{"name":"last"}}]}`)
+	l, err := DecodeList(dec, body, "WidgetList", newWidget)
+	_, eventErr := EventDecoder(dec, newWidget)(b, false)
+	u := decodedtest.CheckContained(t, wantErr, l, err, eventErr, func(w *Widget) string { return w.Name })
+	if !named {
+		require.Nil(t, u, "named, though its metadata does not name it")
+		return
+	}
+	require.NotNil(t, u, "its metadata names it")
+	require.Equal(t, names.Metadata.Name, u.Name)
+	require.Equal(t, names.Metadata.Namespace, u.Namespace)
+	require.Equal(t, names.Metadata.UID, u.UID)
+	require.Equal(t, names.Metadata.ResourceVersion, u.ResourceVersion)
 }
 
 // decoderPair returns a decoder of T that does not share and one that

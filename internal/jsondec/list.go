@@ -95,7 +95,9 @@ var listMetaPlan = planFor(reflect.TypeFor[metav1.ListMeta]())
 // listKind (WidgetList), into a List of new objects made by newT, which
 // must make objects of the decoder's type: in one pass, each item decoded
 // straight into its object where it lies. Items keep their apiVersion and
-// kind, as client-go's JSON decoder keeps them; null items are none.
+// kind, as client-go's JSON decoder keeps them; null items are none. An
+// item that does not fit the type is left out of the items and named in
+// the list's Undecodable, if its metadata names it; else the list fails.
 func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, newT func() T) (*decoded.List[T], error) {
 	if !Valid(body) {
 		return nil, fmt.Errorf("decoding %s: %w", listKind, syntaxError(body, nil))
@@ -172,13 +174,19 @@ func decodeItems[T runtime.Object](dec *Decoder, body []byte, i int, l *decoded.
 		obj := newT()
 		end, err := dec.decode(decoded.Pointer(obj), body, j)
 		if err != nil {
-			return 0, fmt.Errorf("item %d: %w", k, err)
+			end = skip(body, j)
+			u := undecodable(body[j:end], err)
+			if u == nil {
+				return 0, fmt.Errorf("item %d: %w", k, err)
+			}
+			l.Undecodable = append(l.Undecodable, u)
+			return end, nil
 		}
 		l.Items = append(l.Items, obj)
 		return end, nil
 	})
 	if err == nil {
-		dec.lastItems = len(l.Items)
+		dec.lastItems = len(l.Items) + len(l.Undecodable)
 	}
 	return end, err
 }

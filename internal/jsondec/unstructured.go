@@ -147,7 +147,10 @@ func (u *Unstructured) items(l *unstructured.UnstructuredList, b []byte, i int) 
 	end, err := walkElements(b, i, func(k, j int) (int, error) {
 		m, end, err := u.object(itemPlace, b, j, false)
 		if err != nil {
-			return 0, fmt.Errorf("item %d: %w", k, err)
+			// Valid JSON decodes as unstructured but for a number out of
+			// range and an item that is no object: the list fails,
+			// naming the item if it can.
+			return 0, fmt.Errorf("item %d: %w", k, orUndecodable(b[j:skip(b, j)], err))
 		}
 		items = append(items, unstructured.Unstructured{Object: m})
 		return end, nil

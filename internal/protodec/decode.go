@@ -84,7 +84,7 @@ func (d *decoder) fields(m *message, pl *share.Place, p unsafe.Pointer, b []byte
 			continue
 		}
 		if i, err = d.field(f, fp, unsafe.Add(p, f.off), b, pre, i, wt); err != nil {
-			return err
+			return inField(err, f)
 		}
 	}
 	return nil
@@ -278,7 +278,7 @@ func (d *decoder) slice(f *field, pl *share.Place, h *sliceHeader, b []byte, pre
 		if f.kind == kRepString {
 			*(*string)(unsafe.Add(h.data, uintptr(h.len-1)*unsafe.Sizeof(""))) = d.str(ep, b[s:e])
 		} else if err := d.element(f, ep, elem, b[s:e]); err != nil {
-			return 0, err
+			return 0, inElement(err, int(h.len-1))
 		}
 		j = e
 	}
@@ -455,6 +455,9 @@ func (d *decoder) mapEntry(f *field, pl *share.Place, p unsafe.Pointer, b []byte
 			case f.mapVal == kMessage:
 				msg = newValue()
 				if err := d.message(f.msg, vp, msg, b[s:e]); err != nil {
+					if key != nil {
+						return false, inKey(err, string(key))
+					}
 					return false, err
 				}
 			default:

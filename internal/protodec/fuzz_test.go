@@ -7,9 +7,13 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubetyped/informers/internal/decoded/decodedtest"
 	"github.com/kubetyped/informers/internal/share"
 	"github.com/kubetyped/informers/internal/testutil/valuediff"
 )
@@ -21,7 +25,10 @@ var fuzzTypes = messageTypes()
 // FuzzDecoder decodes arbitrary bytes as one of the scheme's types, with
 // sharing on or off, and checks that it never panics, fails where the
 // generated Unmarshal fails (or panics), and otherwise decodes the same
-// object. Its seeds are random objects of a few types, whole, cut short
+// object. For a type with metadata, the bytes are also the middle item
+// of a list and a watch event's object: one that does not decode is left
+// out and named alike by both, or fails both, and the list's other items
+// decode. Its seeds are random objects of a few types, whole, cut short
 // and with a byte changed; `go test` runs them.
 func FuzzDecoder(f *testing.F) {
 	for n, typ := range fuzzTypes {
@@ -66,7 +73,34 @@ func FuzzDecoder(f *testing.F) {
 				t.Fatalf("%v: decoded differently:\n%s", typ, valuediff.First(want.Interface(), got.Interface()))
 			}
 		}
+		checkUndecodable(t, typ, sharing, data, wantErr)
 	})
+}
+
+// checkUndecodable decodes data, an encoding of typ that the generated code
+// decodes or not (wantErr), as the middle item of a list and as a watch
+// event's object, if typ has metadata.
+func checkUndecodable(t *testing.T, typ reflect.Type, sharing bool, data []byte, wantErr error) {
+	num := metadataField(planFor(typ))
+	if num == 0 {
+		return
+	}
+	dec, err := New(reflect.PointerTo(typ), Options{Share: sharing})
+	require.NoError(t, err)
+	named := func(name string) []byte {
+		meta := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), name)
+		return protowire.AppendBytes(protowire.AppendTag(nil, protowire.Number(num), protowire.BytesType), meta)
+	}
+	var raw []byte
+	for _, it := range [][]byte{named("first"), data, named("last")} {
+		raw = protowire.AppendBytes(protowire.AppendTag(raw, 2, protowire.BytesType), it)
+	}
+	unknown, err := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{Kind: "ItemList"}, Raw: raw}).Marshal()
+	require.NoError(t, err)
+	newT := func() runtime.Object { return reflect.New(typ).Interface().(runtime.Object) }
+	l, err := DecodeList(dec, append(append([]byte{}, magic...), unknown...), "ItemList", newT)
+	_, eventErr := EventDecoder(dec, newT)(data, false)
+	decodedtest.CheckContained(t, wantErr, l, err, eventErr, func(obj runtime.Object) string { return obj.(metav1.Object).GetName() })
 }
 
 // unmarshalRecovering is m.Unmarshal(data), with a panic as an error.
@@ -109,6 +143,8 @@ func craftedSeeds() []seed {
 		return protowire.AppendBytes(tag(num, protowire.BytesType), v)
 	}
 	entry := func(k, v string) []byte { return cat(bytesField(1, []byte(k)), bytesField(2, []byte(v))) }
+	// A limits entry whose quantity (field 1 of its value) is "big".
+	bigCPU := cat(bytesField(1, []byte("cpu")), bytesField(2, bytesField(1, []byte("big"))))
 	return []seed{
 		{cm, bytesField(2, entry("a", "b"))},
 		// The value's length runs past the entry, into the next field.
@@ -131,5 +167,11 @@ func craftedSeeds() []seed {
 		{pod, cat(bytesField(2, bytesField(2, bytesField(1, []byte("a")))), bytesField(2, bytesField(2, bytesField(1, []byte("b")))))},
 		// A string field of the wrong wire type.
 		{cm, cat(tag(1, protowire.VarintType), []byte{1})},
+		// A quantity that does not parse, in a pod that its metadata
+		// names, and in one it does not.
+		{pod, cat(bytesField(1, bytesField(1, []byte("p"))), bytesField(2, bytesField(2, bytesField(8, bytesField(1, bigCPU)))))},
+		{pod, bytesField(2, bytesField(2, bytesField(8, bytesField(1, bigCPU))))},
+		// Metadata that does not parse.
+		{pod, cat(bytesField(1, []byte{0x0a, 0x7f, 'p'}), bytesField(2, nil))},
 	}
 }

@@ -27,6 +27,11 @@ type Decoder struct {
 	typ  reflect.Type // the object's struct type
 	plan *message
 
+	// metadata is the number of the field that holds the object's
+	// metav1.ObjectMeta, which names an object that does not decode; 0
+	// if the type has none.
+	metadata int32
+
 	mu    sync.Mutex
 	root  *share.Place // nil: nothing shared or skipped
 	d     decoder
@@ -47,6 +52,7 @@ func New(t reflect.Type, o Options) (*Decoder, error) {
 		return nil, fmt.Errorf("protodec: %v does not decode from protobuf", t)
 	}
 	dec := &Decoder{typ: t.Elem(), plan: planFor(t.Elem()), d: newDecoder(o.Share), plain: newDecoder(false)}
+	dec.metadata = metadataField(dec.plan)
 	if o.Share || len(o.Skip) > 0 {
 		dec.root = &share.Place{}
 	}
@@ -60,33 +66,35 @@ func New(t reflect.Type, o Options) (*Decoder, error) {
 func (dec *Decoder) Decode(p unsafe.Pointer, b []byte) error {
 	dec.mu.Lock()
 	defer dec.mu.Unlock()
-	return dec.failed(dec.d.message(dec.plan, dec.root, p, b))
+	return finish(dec.d.message(dec.plan, dec.root, p, b), reflect.PointerTo(dec.typ))
 }
 
 // DecodePlain is Decode without sharing or skipping anything, for objects
 // that are not cached, such as bookmarks.
 func (dec *Decoder) DecodePlain(p unsafe.Pointer, b []byte) error {
-	return dec.failed(dec.plain.message(dec.plan, nil, p, b))
-}
-
-// failed returns err, if not nil, naming the decoder's type.
-func (dec *Decoder) failed(err error) error {
-	if err != nil {
-		return fmt.Errorf("decoding %s: %w", dec.typ.Name(), err)
-	}
-	return nil
+	return finish(dec.plain.message(dec.plan, nil, p, b), reflect.PointerTo(dec.typ))
 }
 
 // EventDecoder returns the function that decodes the object of a watch
 // event with dec into a new object made by newT: shared and skipped as
 // dec says, but whole and on its own for a bookmark, which is not cached.
+// An object that does not decode fails with its *decoded.Undecodable, if
+// its metadata names it.
 func EventDecoder[T any](dec *Decoder, newT func() T) decoded.EventFunc[T] {
 	return func(data []byte, bookmark bool) (T, error) {
+		var obj T
+		var err error
 		if bookmark {
-			obj := newT()
-			return obj, dec.DecodePlain(decoded.Pointer(obj), data)
+			obj = newT()
+			err = dec.DecodePlain(decoded.Pointer(obj), data)
+		} else {
+			obj, err = decoded.Object(dec, data, newT)
 		}
-		return decoded.Object(dec, data, newT)
+		if err != nil {
+			var zero T
+			return zero, dec.orUndecodable(data, err)
+		}
+		return obj, nil
 	}
 }
 
@@ -160,7 +168,9 @@ var listMetaPlan = planFor(reflect.TypeFor[metav1.ListMeta]())
 
 // DecodeList decodes body, a list response in the protobuf envelope whose
 // kind must be listKind (PodList), into a List of new objects made by
-// newT, which must make objects of the decoder's type.
+// newT, which must make objects of the decoder's type. An item that does
+// not decode is left out of the items and named in the list's
+// Undecodable, if its metadata names it; else the list fails.
 func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, newT func() T) (*decoded.List[T], error) {
 	kind, raw, err := Unwrap(body)
 	if err != nil {
@@ -182,7 +192,13 @@ func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, ne
 		case 2:
 			obj := newT()
 			if err := dec.d.message(dec.plan, dec.root, decoded.Pointer(obj), v); err != nil {
-				return fmt.Errorf("item %d: %w", len(l.Items), err)
+				err = finish(err, reflect.PointerTo(dec.typ))
+				u := dec.undecodable(v, err)
+				if u == nil {
+					return fmt.Errorf("item %d: %w", len(l.Items)+len(l.Undecodable), err)
+				}
+				l.Undecodable = append(l.Undecodable, u)
+				return nil
 			}
 			l.Items = append(l.Items, obj)
 		}

@@ -103,11 +103,7 @@ func (w *decodingWatch[T]) decodeJSON(line []byte) (watch.Event, error) {
 	}
 	switch {
 	case kind == w.kind, w.kind == "" && kind != "Status":
-		obj, err := w.decoders.JSON(raw, evType == watch.Bookmark)
-		if err != nil {
-			return watch.Event{}, fmt.Errorf("decoding %s: %w", w.kind, err)
-		}
-		return watch.Event{Type: evType, Object: obj}, nil
+		return w.object(evType, w.decoders.JSON, raw)
 	case kind == "Status":
 		status := &metav1.Status{}
 		if err := json.Unmarshal(raw, status); err != nil {

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"reflect"
 	"sync"
 
@@ -253,11 +252,27 @@ func (w *decodingWatch[T]) ended(err error) {
 	}
 }
 
-// fail sends err as an Error event with client-go's reason for a stream
-// that does not decode.
+// fail sends err, why the client could not go on reading the stream, as
+// an Error event. Its status says the failure is the client's: no HTTP
+// code (client-go's decoder says 500, as if the server had failed), and
+// client-go's cause type for a stream that does not decode,
+// ClientWatchDecoding.
 func (w *decodingWatch[T]) fail(err error) {
-	reporter := apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")
-	w.send(watch.Event{Type: watch.Error, Object: reporter.AsObject(fmt.Errorf("unable to decode an event from the watch stream: %w", err))})
+	msg := fmt.Sprintf("the client failed reading the watch stream of %s: %v", w.what(), err)
+	w.send(watch.Event{Type: watch.Error, Object: &metav1.Status{
+		Status:  metav1.StatusFailure,
+		Message: msg,
+		Reason:  metav1.StatusReasonUnknown,
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: "ClientWatchDecoding", Message: msg}}},
+	}})
+}
+
+// what names the objects of the stream.
+func (w *decodingWatch[T]) what() string {
+	if w.kind == "" {
+		return "objects"
+	}
+	return w.kind
 }
 
 // forward closes the stream, which is in format, watches again through
@@ -333,11 +348,7 @@ func (w *decodingWatch[T]) decode(frame []byte) (watch.Event, error) {
 	}
 	switch string(kind) {
 	case w.kind:
-		obj, err := w.decoders.Protobuf(data, evType == watch.Bookmark)
-		if err != nil {
-			return watch.Event{}, fmt.Errorf("decoding %s: %w", w.kind, err)
-		}
-		return watch.Event{Type: evType, Object: obj}, nil
+		return w.object(evType, w.decoders.Protobuf, data)
 	case "Status":
 		status := &metav1.Status{}
 		if err := status.Unmarshal(data); err != nil {
@@ -346,6 +357,22 @@ func (w *decodingWatch[T]) decode(frame []byte) (watch.Event, error) {
 		return watch.Event{Type: evType, Object: status}, nil
 	}
 	return watch.Event{}, fmt.Errorf("watch event carries a %s, want %s", kind, w.kind)
+}
+
+// object returns the event of type typ whose object, encoded in data, it
+// decodes with decode. An object that decode names as undecodable is the
+// event's object, an *decoded.Undecodable, and the stream goes on; any
+// other failure ends it.
+func (w *decodingWatch[T]) object(typ watch.EventType, decode decoded.EventFunc[T], data []byte) (watch.Event, error) {
+	obj, err := decode(data, typ == watch.Bookmark)
+	if err != nil {
+		if u, ok := errors.AsType[*decoded.Undecodable](err); ok {
+			w.log.V(4).Info("Watch event object does not decode", "type", typ, "kind", w.kind, "err", u)
+			return watch.Event{Type: typ, Object: u}, nil
+		}
+		return watch.Event{}, fmt.Errorf("decoding %s: %w", w.kind, err)
+	}
+	return watch.Event{Type: typ, Object: obj}, nil
 }
 
 // eventType returns the watch event type named typ.

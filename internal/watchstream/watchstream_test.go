@@ -171,7 +171,9 @@ func TestWatchStreamMatchesClientGo(t *testing.T) {
 
 // A stream that ends in the middle of a frame closes the watch, as a
 // closed connection does; a frame that does not decode, or carries an
-// object of another kind, is an Error event with client-go's reason.
+// object of another kind, is an Error event whose status says the client
+// failed, with client-go's cause, but no HTTP code: not a 500 from the
+// server.
 func TestWatchStreamFailures(t *testing.T) {
 	good := []watch.Event{{Type: watch.Added, Object: watchPod("a", "10", nil)}}
 	for _, tc := range []struct {
@@ -196,7 +198,10 @@ func TestWatchStreamFailures(t *testing.T) {
 			if status == nil {
 				return
 			}
-			assert.Equal(t, int32(http.StatusInternalServerError), status.Code)
+			assert.Zero(t, status.Code, "no response had this code")
+			assert.Equal(t, metav1.StatusReasonUnknown, status.Reason)
+			assert.Contains(t, status.Message, "the client failed reading the watch stream of Pod: ")
+			assert.Contains(t, status.Message, tc.wantError)
 			require.NotNil(t, status.Details)
 			var causes []string
 			for _, c := range status.Details.Causes {
