@@ -274,7 +274,9 @@ func (e *VersionError) Unwrap() error { return e.Err }
 // OnError (or the log) gets the error once per version of the object,
 // InformerStats.Undecodable counts such objects, a Tracker returns the
 // error for a write of one, and, with Options.FailReadinessOnUndecodable,
-// ReadyCheck fails while there is one.
+// ReadyCheck fails while there is one. Its message is the resource's and
+// Err's, which names the object, its uid and resourceVersion, the field and
+// the cause.
 type UndecodableObjectError struct {
 	Resource        string
 	Key             types.NamespacedName
@@ -284,7 +286,7 @@ type UndecodableObjectError struct {
 }
 
 func (e *UndecodableObjectError) Error() string {
-	return message("%s: cannot decode %s (uid %s, resourceVersion %s): %v", e.Resource, e.Key, e.UID, e.ResourceVersion, e.Err)
+	return message("%s: %v", e.Resource, e.Err) // Err names the object
 }
 
 func (e *UndecodableObjectError) Unwrap() error { return e.Err }

@@ -3,6 +3,8 @@ package decoded
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubetyped/informers/internal/reflector"
 )
 
 // List is a page of a list: its metadata and its items, each allocated
@@ -37,3 +39,12 @@ func (l *List[T]) DeepCopyObject() runtime.Object {
 // and from the list.
 func (l *List[T]) OwnedItems() []T { return l.Items }
 
+// UndecodableItems returns the items that did not decode, for the
+// reflector, which keeps what the cache holds of them.
+func (l *List[T]) UndecodableItems() []reflector.Undecodable {
+	us := make([]reflector.Undecodable, len(l.Undecodable))
+	for i, u := range l.Undecodable {
+		us[i] = u
+	}
+	return us
+}

@@ -78,6 +78,17 @@ func createGadgetCRD(t *testing.T, dyn dynamic.Interface, ctx context.Context) {
 // group and waits until the server serves it.
 func createGadgetCRDIn(t *testing.T, dyn dynamic.Interface, ctx context.Context, group string) {
 	t.Helper()
+	createGadgetCRDWith(t, dyn, ctx, group, map[string]any{
+		"type":       "object",
+		"properties": map[string]any{"size": map[string]any{"type": "integer"}},
+	})
+}
+
+// createGadgetCRDWith creates the CustomResourceDefinition of gadgets in
+// group whose spec has the schema spec, and waits until the server serves
+// it; it returns their resource.
+func createGadgetCRDWith(t *testing.T, dyn dynamic.Interface, ctx context.Context, group string, spec map[string]any) schema.GroupVersionResource {
+	t.Helper()
 	crd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1",
 		"kind":       "CustomResourceDefinition",
@@ -89,11 +100,8 @@ func createGadgetCRDIn(t *testing.T, dyn dynamic.Interface, ctx context.Context,
 			"versions": []any{map[string]any{
 				"name": "v1", "served": true, "storage": true,
 				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type": "object",
-					"properties": map[string]any{"spec": map[string]any{
-						"type":       "object",
-						"properties": map[string]any{"size": map[string]any{"type": "integer"}},
-					}},
+					"type":       "object",
+					"properties": map[string]any{"spec": spec},
 				}},
 			}},
 		},
@@ -107,6 +115,7 @@ func createGadgetCRDIn(t *testing.T, dyn dynamic.Interface, ctx context.Context,
 		_, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
 		return err == nil
 	}, "the CRD is served")
+	return gvr
 }
 
 func gadget(ns, name string, size int64) *unstructured.Unstructured {

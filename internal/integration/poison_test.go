@@ -26,36 +26,7 @@ import (
 // spec.size that is not the integer the Go type says.
 func createLooseGadgetCRD(t *testing.T, dyn dynamic.Interface, ctx context.Context, group string) schema.GroupVersionResource {
 	t.Helper()
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": "gadgets." + group},
-		"spec": map[string]any{
-			"group": group,
-			"scope": "Namespaced",
-			"names": map[string]any{"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
-			"versions": []any{map[string]any{
-				"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type": "object",
-					"properties": map[string]any{"spec": map[string]any{
-						"type":                                 "object",
-						"x-kubernetes-preserve-unknown-fields": true,
-					}},
-				}},
-			}},
-		},
-	}}
-	crdRes := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	_, err := dyn.Resource(crdRes).Create(ctx, crd, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = dyn.Resource(crdRes).Delete(context.Background(), crd.GetName(), metav1.DeleteOptions{}) })
-	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}
-	testutil.EventuallyWithin(t, time.Minute, func() bool {
-		_, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
-		return err == nil
-	}, "the CRD is served")
-	return gvr
+	return createGadgetCRDWith(t, dyn, ctx, group, map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true})
 }
 
 // looseGadget is a gadget whose spec.size is any JSON value.
@@ -148,6 +119,7 @@ func TestPoisonObject(t *testing.T) {
 			reported := log.reported(badKey)
 			require.NotNil(t, reported, "the bad gadget is reported")
 			assert.ErrorContains(t, reported, "spec.size")
+			t.Logf("reported: %v", reported)
 			assert.Equal(t, 1, inf.Stats().Undecodable)
 
 			// cached waits up to a second for name to be cached at rv.

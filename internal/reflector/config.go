@@ -69,6 +69,8 @@ type Sink[T any] interface {
 // was decoded, so that it can be named, and its delete still finds its
 // key.
 type Undecodable interface {
+	// Error names the object, its uid and resource version, where its
+	// decoding failed and why.
 	error
 	// Identity returns what the object's metadata says.
 	Identity() (namespace, name string, uid types.UID, resourceVersion string)
