@@ -23,7 +23,7 @@ func newInformer(tc *typeCache) cache.Informer {
 		views[n] = clientgo.SharedIndexInformer(p.inf)
 	}
 	if len(views) == 1 {
-		return singleInformer{views[0]}
+		return &singleInformer{views[0]}
 	}
 	return &multiInformer{name: tc.key.gvk.String(), views: views}
 }
@@ -58,15 +58,15 @@ type singleInformer struct {
 	*clientgo.View[client.Object]
 }
 
-func (s singleInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+func (s *singleInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
 	return s.AddEventHandlerWithOptions(h, toolscache.HandlerOptions{})
 }
 
-func (s singleInformer) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, resync time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
+func (s *singleInformer) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, resync time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
 	return s.AddEventHandlerWithOptions(h, toolscache.HandlerOptions{ResyncPeriod: &resync})
 }
 
-func (s singleInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, opts toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
+func (s *singleInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, opts toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
 	inf := s.Informer()
 	if err := refuseSplitStreams(inf.String(), h, 1, inf.NamespaceMode() == informers.NamespaceModePerNamespace); err != nil {
 		return nil, err

@@ -79,12 +79,14 @@ func TestConsistencyInEveryScope(t *testing.T) {
 		s.tracker = informers.NewTracker(s.inf, 10*time.Second)
 	}
 
-	// A fleet's informer of a second control plane, through Cluster.
+	// A fleet of two control planes; the writes go to the second, read
+	// through its informer, Cluster("other").
 	other := testenv.New(t, testenv.Options{})
 	otherAdmin := clientset(t, other.Config())
 	fl := fleet.New(fleet.Options{Factory: informers.FactoryOptions{Backoff: fastBackoff}})
 	t.Cleanup(func() { require.NoError(t, fl.Shutdown(context.Background())) })
 	fcms := fleet.InformerWith(fl, informers.Options[*corev1.ConfigMap]{})
+	require.NoError(t, fl.Attach(ctx, "shared", fleet.Cluster{RESTConfig: env.Config()}))
 	require.NoError(t, fl.Attach(ctx, "other", fleet.Cluster{RESTConfig: other.Config()}))
 	require.NoError(t, fl.WaitForSync(ctx))
 	otherInf, ok := fcms.Cluster("other")
