@@ -1,6 +1,7 @@
 package apiclient
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -117,8 +119,10 @@ type wireDecoders[T Object] struct {
 	json func() (*jsondec.Decoder, error)
 	// codecs decode what the decoders above leave.
 	codecs serializer.CodecFactory
-	// bodies reads the pages of lists.
+	// bodies reads the pages of lists that the library does not decode.
 	bodies decoded.Bodies
+	// lastItems is the number of items of the last list decoded.
+	lastItems atomic.Int64
 }
 
 // newWireDecoders returns the decoders of an informer of a's objects of
@@ -145,19 +149,64 @@ func (d *wireDecoders[T]) on() (bool, error) {
 	return jd != nil, err
 }
 
-// list sends req, a list request, and decodes the response.
+// list sends req, a list request, and decodes the response: as its bytes
+// arrive, never read whole, where the library's decoders decode its
+// format.
 func (d *wireDecoders[T]) list(ctx context.Context, req *rest.Request) (List, error) {
 	body, contentType, err := stream(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	defer body.Close()
-	var l List
-	err = d.bodies.Read(body, func(b []byte) error {
-		l, err = d.decodeList(b, contentType)
-		return err
-	})
-	return l, err
+	format, err := watchstream.FormatOf(contentType)
+	if err != nil {
+		return nil, fmt.Errorf("list of %s: %w", ResourceName(d.gvr), err)
+	}
+	r := bufio.NewReaderSize(body, 32<<10)
+	if format == watchstream.Sniffed {
+		head, _ := r.Peek(8)
+		format = watchstream.Sniff(head)
+	}
+	var streamList func(io.Reader, func(T), func(*decoded.Undecodable)) (metav1.ListMeta, error)
+	switch format {
+	case watchstream.Protobuf:
+		if d.protobuf != nil {
+			streamList = func(r io.Reader, put func(T), bad func(*decoded.Undecodable)) (metav1.ListMeta, error) {
+				return protodec.StreamList(d.protobuf, r, d.listKind, d.newT, put, bad)
+			}
+		}
+	case watchstream.JSON:
+		jd, err := d.json()
+		if err != nil {
+			return nil, err
+		}
+		if jd != nil {
+			streamList = func(r io.Reader, put func(T), bad func(*decoded.Undecodable)) (metav1.ListMeta, error) {
+				meta, err := jsondec.StreamList(jd, r, d.listKind, d.newT, put, bad)
+				if err != nil {
+					err = fmt.Errorf("list of %s: %w", ResourceName(d.gvr), err)
+				}
+				return meta, err
+			}
+		}
+	}
+	if streamList == nil {
+		var l List
+		err = d.bodies.Read(r, func(b []byte) error {
+			l, err = d.decodeList(b, contentType)
+			return err
+		})
+		return l, err
+	}
+	l := &decoded.List[T]{Items: make([]T, 0, d.lastItems.Load())}
+	l.ListMeta, err = streamList(r,
+		func(obj T) { l.Items = append(l.Items, obj) },
+		func(u *decoded.Undecodable) { l.Undecodable = append(l.Undecodable, u) })
+	if err != nil {
+		return nil, err
+	}
+	d.lastItems.Store(int64(len(l.Items)))
+	return l, nil
 }
 
 // decodeList decodes body, a list response whose Content-Type is

@@ -2,14 +2,17 @@ package jsondec
 
 import (
 	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigsjson "sigs.k8s.io/json"
 
+	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/decoded/decodedtest"
 	"github.com/kubetyped/informers/internal/testutil/valuediff"
 )
@@ -71,7 +74,28 @@ func FuzzJSONDecoder(f *testing.F) {
 		checkUnstructured(t, shared, b)
 		checkUnstructured(t, shared, b)
 		checkUndecodable(t, widgets[1], b)
+		checkStream(t, widgets[1], b)
 	})
+}
+
+// checkStream decodes body as a list, whole and streamed in chunks of
+// every size from one byte: the stream decodes what the whole decodes,
+// and fails where it fails.
+func checkStream(t *testing.T, dec *Decoder, body []byte) {
+	newWidget := func() *Widget { return &Widget{} }
+	want, wantErr := DecodeList(dec, body, "WidgetList", newWidget)
+	stream := func(r io.Reader, put func(*Widget), bad func(*decoded.Undecodable)) (metav1.ListMeta, error) {
+		return StreamList(dec, r, "WidgetList", newWidget, put, bad)
+	}
+	for _, max := range []int{1, 7, len(body) + 1} {
+		got, err := decodedtest.Collect(stream, decodedtest.Chunked(body, uint64(len(body)*max), max))
+		if wantErr != nil {
+			require.Error(t, err, "the whole list fails: %v", wantErr)
+			continue
+		}
+		require.NoError(t, err)
+		decodedtest.RequireSameList(t, want, got)
+	}
 }
 
 // checkUndecodable decodes b as the middle item of a list and as a watch
@@ -91,6 +115,7 @@ func checkUndecodable(t *testing.T, dec *Decoder, b []byte) {
 	l, err := DecodeList(dec, body, "WidgetList", newWidget)
 	_, eventErr := EventDecoder(dec, newWidget)(b, false)
 	u := decodedtest.CheckContained(t, wantErr, l, err, eventErr, func(w *Widget) string { return w.Name })
+	checkStream(t, dec, body)
 	if !named {
 		require.Nil(t, u, "named, though its metadata does not name it")
 		return

@@ -2,7 +2,9 @@ package protodec
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/decoded/decodedtest"
 	"github.com/kubetyped/informers/internal/share"
 	"github.com/kubetyped/informers/internal/testutil/valuediff"
@@ -98,9 +101,34 @@ func checkUndecodable(t *testing.T, typ reflect.Type, sharing bool, data []byte,
 	unknown, err := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{Kind: "ItemList"}, Raw: raw}).Marshal()
 	require.NoError(t, err)
 	newT := func() runtime.Object { return reflect.New(typ).Interface().(runtime.Object) }
-	l, err := DecodeList(dec, append(append([]byte{}, magic...), unknown...), "ItemList", newT)
+	body := append(append([]byte{}, magic...), unknown...)
+	l, err := DecodeList(dec, body, "ItemList", newT)
 	_, eventErr := EventDecoder(dec, newT)(data, false)
 	decodedtest.CheckContained(t, wantErr, l, err, eventErr, func(obj runtime.Object) string { return obj.(metav1.Object).GetName() })
+	checkStream(t, dec, body, newT)
+	checkStream(t, dec, append(append([]byte{}, magic...), data...), newT)
+}
+
+// checkStream decodes body as a list, whole and streamed in chunks of
+// every size from one byte: the stream decodes what the whole decodes,
+// and fails where it fails.
+func checkStream(t *testing.T, dec *Decoder, body []byte, newT func() runtime.Object) {
+	want, wantErr := DecodeList(dec, body, "ItemList", newT)
+	stream := func(r io.Reader, put func(runtime.Object), bad func(*decoded.Undecodable)) (metav1.ListMeta, error) {
+		return StreamList(dec, r, "ItemList", newT, put, bad)
+	}
+	for _, max := range []int{1, 7, len(body) + 1} {
+		got, err := decodedtest.Collect(stream, decodedtest.Chunked(body, uint64(len(body)*max), max))
+		if wantErr != nil {
+			require.Error(t, err, "the whole list fails: %v", wantErr)
+			continue
+		}
+		if errors.Is(err, errListTwice) {
+			continue
+		}
+		require.NoError(t, err)
+		decodedtest.RequireSameList(t, want, got)
+	}
 }
 
 // unmarshalRecovering is m.Unmarshal(data), with a panic as an error.
