@@ -14,6 +14,23 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// ViewMeta is the metadata of a view: the fields of metav1.ObjectMeta that
+// the library and most controllers read, and none of the others
+// (managedFields, generateName, selfLink, deletionGracePeriodSeconds),
+// which the decoder skips. Embed it in a view under "metadata":
+//
+//	informers.ViewMeta `json:"metadata"`
+//
+// It implements metav1.Object, whose setters of the fields it does not
+// keep do nothing and whose getters of them return zero values, and
+// GetObjectKind, with an empty kind, so that a view needs a
+// DeepCopyObject method only. Annotations are kept: the library reads
+// one on the bookmark that ends a watch-list, and controllers read them;
+// where they are large and unread, skip them with
+// Options.SkipFields "metadata.annotations" (bookmarks keep theirs). A
+// view that needs the whole metadata embeds metav1.ObjectMeta instead,
+// with metav1.TypeMeta for GetObjectKind.
+//
 // A view is a Go struct that declares the fields of a resource a
 // controller reads, under the JSON names of the API type (nested structs,
 // slices, maps and pointers of its own, or the API's own types where it
@@ -59,23 +76,6 @@ import (
 // the only ones that decode views. Writing a view back to the server would
 // drop every field it omits: change objects with patches. See
 // docs/memory.md.
-
-// ViewMeta is the metadata of a view: the fields of metav1.ObjectMeta that
-// the library and most controllers read, and none of the others
-// (managedFields, generateName, selfLink, deletionGracePeriodSeconds),
-// which the decoder skips. Embed it in a view under "metadata":
-//
-//	informers.ViewMeta `json:"metadata"`
-//
-// It implements metav1.Object, whose setters of the fields it does not
-// keep do nothing and whose getters of them return zero values, and
-// GetObjectKind, with an empty kind, so that a view needs a
-// DeepCopyObject method only. Annotations are kept: the library reads
-// one on the bookmark that ends a watch-list, and controllers read them;
-// where they are large and unread, skip them with
-// Options.SkipFields "metadata.annotations" (bookmarks keep theirs). A
-// view that needs the whole metadata embeds metav1.ObjectMeta instead,
-// with metav1.TypeMeta for GetObjectKind.
 type ViewMeta struct {
 	Name              string                  `json:"name,omitempty"`
 	Namespace         string                  `json:"namespace,omitempty"`

@@ -2,6 +2,7 @@ package informers_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -24,6 +26,7 @@ import (
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/testutil/valuediff"
+	"github.com/kubetyped/informers/shard"
 )
 
 var podsResource = corev1.SchemeGroupVersion.WithResource("pods")
@@ -538,3 +541,99 @@ type badViewObject struct {
 }
 
 func (p *badViewObject) DeepCopyObject() runtime.Object { return informers.DeepCopyView(p) }
+
+// keysAndVersions returns the objects of objs by key, with their versions.
+func keysAndVersions[T informers.Object](objs []T) map[types.NamespacedName]string {
+	m := map[types.NamespacedName]string{}
+	for _, o := range objs {
+		m[informers.KeyOf(o)] = o.GetResourceVersion()
+	}
+	return m
+}
+
+// TestViewInformerScopes runs informers of views and of the full type side
+// by side with the same selectors, namespace selection and shards, over a
+// Server: each pair holds the same pods, as namespaces enter and leave the
+// selection. A Tracker of views sees the controller's own writes.
+func TestViewInformerScopes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := newNamespaceCluster()
+	c.label(t, "a", "a")
+	c.label(t, "b", "b")
+	for i := range 20 {
+		p := pod([]string{"a", "b"}[i%2], fmt.Sprintf("p%d", i), map[string]string{"app": []string{"web", "db"}[i%3%2]})
+		p.UID = types.UID(fmt.Sprintf("%x", sha256.Sum256([]byte{byte(i)}))[:36])
+		p.Spec.NodeName = fmt.Sprintf("node-%d", i%4)
+		p.Annotations = map[string]string{"note": "x"}
+		mustAdd(t, c.pods, p)
+	}
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, Backoff: fastBackoff})
+	defer f.Shutdown(ctx)
+	half := shard.Of(shard.ByUID, 0, 2)
+	type pair struct {
+		name  string
+		views *informers.SharedInformer[*podView]
+		full  *informers.SharedInformer[*corev1.Pod]
+	}
+	var pairs []pair
+	for _, tc := range []struct {
+		name string
+		opts informers.Options[*corev1.Pod]
+	}{
+		{"all", informers.Options[*corev1.Pod]{}},
+		{"annotations skipped", informers.Options[*corev1.Pod]{LabelSelector: "app in (web, db)", SkipFields: []string{"metadata.annotations"}}},
+		{"labels", informers.Options[*corev1.Pod]{LabelSelector: "app=web"}},
+		{"namespaces", informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"}},
+		{"shard", informers.Options[*corev1.Pod]{Shard: &half}},
+		{"namespaces and shard", informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", Shard: &half}},
+	} {
+		o := tc.opts
+		views := informers.InformerWith(f, informers.Options[*podView]{Resource: podsResource,
+			LabelSelector: o.LabelSelector, NamespaceSelector: o.NamespaceSelector, Shard: o.Shard, SkipFields: o.SkipFields})
+		require.NoError(t, views.Err(), tc.name)
+		full := informers.InformerWith(f, o)
+		require.NoError(t, full.Err(), tc.name)
+		pairs = append(pairs, pair{tc.name, views, full})
+	}
+	f.Start(ctx)
+	require.NoError(t, f.WaitForSync(ctx))
+	same := func() bool {
+		for _, p := range pairs {
+			if !assert.ObjectsAreEqual(keysAndVersions(p.full.Lister().List(labels.Everything())), keysAndVersions(p.views.Lister().List(labels.Everything()))) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, p := range pairs {
+		assert.Equal(t, keysAndVersions(p.full.Lister().List(labels.Everything())), keysAndVersions(p.views.Lister().List(labels.Everything())), p.name)
+		assert.NotEmpty(t, p.views.Lister().List(labels.Everything()), p.name)
+	}
+	for p := range pairs[1].views.Lister().All() {
+		assert.Nil(t, p.Annotations, "skipped")
+	}
+	for p := range pairs[0].views.Lister().All() {
+		assert.Equal(t, "x", p.Annotations["note"])
+	}
+	selected := func(n int) func() bool {
+		return func() bool { return same() && pairs[3].views.Lister().Len() == n }
+	}
+	c.label(t, "b", "a") // b enters the selection
+	require.Eventually(t, selected(20), 20*time.Second, 5*time.Millisecond)
+	c.label(t, "a", "") // a leaves it
+	require.Eventually(t, selected(10), 20*time.Second, 5*time.Millisecond)
+
+	tracker := informers.NewTracker(pairs[0].views, 0)
+	created := pod("a", "new", nil)
+	created.Spec.NodeName = "node-9"
+	rv, err := c.pods.Add(created)
+	require.NoError(t, err)
+	created.ResourceVersion = rv
+	key := types.NamespacedName{Namespace: "a", Name: "new"}
+	require.NoError(t, tracker.Wrote(key, &podView{ViewMeta: informers.ViewMetaOf(created)}))
+	got, err := tracker.Get(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, "node-9", got.Spec.NodeName)
+	assert.Equal(t, rv, got.ResourceVersion)
+}

@@ -136,7 +136,11 @@ func viewListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fun
 	default:
 		return viewDecoded[T](a, t, ns, dec, jd)
 	}
-	return projectedListWatch[T](lw, jd, t.GVR), nil
+	bookmarks, err := jsondec.New(reflect.TypeFor[T](), jsondec.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return projectedListWatch[T](lw, jd, bookmarks, t.GVR), nil
 }
 
 // viewDecoded lists and watches views of t's resource in namespace ns, in
@@ -246,16 +250,17 @@ var noCodecs = serializer.NewCodecFactory(runtime.NewScheme())
 
 // projectedListWatch returns lw, whose lists and watches hand out objects
 // of the full type of resource gvr, with each object made a view of type T:
-// encoded to JSON and decoded by jd.
-func projectedListWatch[T Object](lw *Funcs, jd *jsondec.Decoder, gvr schema.GroupVersionResource) *Funcs {
+// encoded to JSON and decoded by jd, or for a bookmark by bookmarks, which
+// skips nothing.
+func projectedListWatch[T Object](lw *Funcs, jd, bookmarks *jsondec.Decoder, gvr schema.GroupVersionResource) *Funcs {
 	newT, _ := watchstream.NewFunc(*new(T))
-	project := func(obj runtime.Object) (T, error) {
+	project := func(obj runtime.Object, dec *jsondec.Decoder) (T, error) {
 		b, err := json.Marshal(obj)
 		if err != nil {
 			var zero T
 			return zero, fmt.Errorf("encoding a %T of %s: %w", obj, ResourceName(gvr), err)
 		}
-		return decoded.Object(jd, b, newT)
+		return decoded.Object(dec, b, newT)
 	}
 	out := newFuncs(
 		func(ctx context.Context, opts metav1.ListOptions) (List, error) {
@@ -271,7 +276,7 @@ func projectedListWatch[T Object](lw *Funcs, jd *jsondec.Decoder, gvr schema.Gro
 				ResourceVersion: lm.GetResourceVersion(), Continue: lm.GetContinue(), RemainingItemCount: lm.GetRemainingItemCount(),
 			}}
 			err = meta.EachListItem(l, func(obj runtime.Object) error {
-				v, err := project(obj)
+				v, err := project(obj, jd)
 				if err != nil {
 					return err
 				}
@@ -292,7 +297,11 @@ func projectedListWatch[T Object](lw *Funcs, jd *jsondec.Decoder, gvr schema.Gro
 				if ev.Type == watch.Error || ev.Object == nil {
 					return ev, true
 				}
-				v, err := project(ev.Object)
+				dec := jd
+				if ev.Type == watch.Bookmark {
+					dec = bookmarks
+				}
+				v, err := project(ev.Object, dec)
 				if err != nil {
 					return watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus}, true
 				}

@@ -1,6 +1,7 @@
 package apiclient
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -247,4 +248,54 @@ func TestViewDecodersByResource(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, protobuf, "a protobuf decoder per resource")
+}
+
+// podServer serves a list of pods and a watch whose events it is given.
+type podServer struct {
+	list   *corev1.PodList
+	events []watch.Event
+}
+
+func (s *podServer) List(context.Context, schema.GroupVersionResource, string, metav1.ListOptions) (runtime.Object, error) {
+	return s.list, nil
+}
+
+func (s *podServer) Watch(context.Context, schema.GroupVersionResource, string, metav1.ListOptions) (watch.Interface, error) {
+	w := watch.NewFakeWithChanSize(len(s.events), false)
+	for _, ev := range s.events {
+		w.Action(ev.Type, ev.Object)
+	}
+	return w, nil
+}
+
+// Over a Server, which hands out pods, views are projected through JSON,
+// skipping what the view skips, but not on bookmarks.
+func TestViewsOverAServer(t *testing.T) {
+	list, added := wirePods()
+	list.Items[0].Annotations = map[string]string{"big": "x"}
+	bookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "14", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
+	srv := &podServer{list: list, events: []watch.Event{{Type: watch.Added, Object: added}, {Type: watch.Bookmark, Object: bookmark}}}
+	a := New(nil, Config{Server: srv})
+	target, err := Resolve[*nodeOf](scheme.Scheme, corev1.SchemeGroupVersion.WithResource("pods"))
+	require.NoError(t, err)
+	lw, err := ListWatch[*nodeOf](a, target, "", Decoding{Skip: []string{"metadata.annotations"}})
+	require.NoError(t, err)
+	items, ev := listAndWatchViews[*nodeOf](t, lw)
+	require.Len(t, items, 2)
+	assert.Equal(t, "a", items[0].Name)
+	assert.Equal(t, "node-1", items[0].Spec.NodeName)
+	assert.Nil(t, items[0].Annotations, "skipped")
+	l, err := lw.List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "12", l.GetResourceVersion())
+	require.Equal(t, watch.Added, ev.Type)
+	assert.Equal(t, "c", ev.Object.(*nodeOf).Name)
+
+	w, err := lw.Watch(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	defer w.Stop()
+	<-w.ResultChan()
+	end := <-w.ResultChan()
+	require.Equal(t, watch.Bookmark, end.Type)
+	assert.Equal(t, "true", end.Object.(*nodeOf).Annotations[metav1.InitialEventsAnnotationKey], "bookmarks decoded whole")
 }
