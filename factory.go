@@ -47,7 +47,8 @@ type informerKey struct {
 	gvr   schema.GroupVersionResource
 	selection
 	namespaceMode NamespaceMode
-	shard         string // the shard's field and selector; "" if not sharded
+	shard         string       // the shard's field and selector; "" if not sharded
+	view          reflect.Type // a view's Go type: views of one resource differ
 }
 
 // factoryEntry holds one informer with its type erased.
@@ -152,6 +153,9 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	key := informerKey{shape: target.Shape, gvr: target.GVR, selection: c.sel, shard: c.shardKey}
 	if c.sel.namespaces != "" {
 		key.namespaceMode = c.namespaceMode
+	}
+	if target.Shape == apiclient.View {
+		key.view = reflect.TypeFor[T]()
 	}
 
 	f.mu.Lock()

@@ -72,8 +72,9 @@ type Decoders struct {
 // decoderKey names a shared decoder.
 type decoderKey struct {
 	typ  reflect.Type
-	json bool   // a JSON decoder, not a protobuf one
-	skip string // Decoding.Skip, sorted, joined by commas
+	json bool         // a JSON decoder, not a protobuf one
+	skip string       // Decoding.Skip, sorted, joined by commas
+	api  reflect.Type // a view's protobuf decoder: the API type it views
 }
 
 // decoderOf returns the protobuf decoder of an informer of a's objects of

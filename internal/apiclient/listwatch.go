@@ -51,6 +51,9 @@ func ListWatch[T Object](a *Client, t Target, namespace string, dec Decoding) (*
 	if a.errs != nil {
 		return nil, a.errs
 	}
+	if t.Shape == View {
+		return viewListWatch[T](a, t, namespace, dec)
+	}
 	var lw *Funcs
 	var err error
 	switch {

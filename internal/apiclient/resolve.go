@@ -86,17 +86,26 @@ const (
 	Typed    Shape = iota // a Go type of the scheme
 	Dynamic               // *unstructured.Unstructured
 	Metadata              // *metav1.PartialObjectMetadata
+	View                  // a struct of some of the fields of a resource's type
 )
 
 // Target is what a Go type resolves to.
 type Target struct {
 	Shape Shape
-	GVK   schema.GroupVersionKind // empty for dynamic and metadata informers
-	GVR   schema.GroupVersionResource
+	// GVK is empty for dynamic and metadata informers; for a view, its
+	// kind is empty if the scheme does not know the resource (a custom
+	// resource), whose kind discovery tells.
+	GVK schema.GroupVersionKind
+	GVR schema.GroupVersionResource
+	// API is, for a view of a type of the scheme, a pointer to that type,
+	// the view is checked against and, for a built-in type, decoded as;
+	// nil otherwise.
+	API reflect.Type
 }
 
 // Resolve finds the resource to serve T from: resource, if set, and
-// otherwise the resource of T's kind in sch.
+// otherwise the resource of T's kind in sch. A T that sch does not
+// register and that has metadata (IsView) is a view of resource.
 func Resolve[T Object](sch *runtime.Scheme, resource schema.GroupVersionResource) (Target, error) {
 	switch reflect.TypeFor[T]() {
 	case reflect.TypeFor[*unstructured.Unstructured]():
@@ -112,6 +121,9 @@ func Resolve[T Object](sch *runtime.Scheme, resource schema.GroupVersionResource
 	}
 	gvk, err := KindOf[T](sch)
 	if err != nil {
+		if IsView(reflect.TypeFor[T]()) {
+			return resolveView[T](sch, resource)
+		}
 		return Target{}, err
 	}
 	if resource.Empty() {
