@@ -25,6 +25,8 @@ import (
 //	informers-intern     the same with Options.Intern: interning after
 //	                     decoding, the opt-in before the decoder
 //	informers-skip       the decoder with SkipFields metadata.managedFields
+//	informers-view       a view of the fields a controller reads, and
+//	informers-view-empty of the metadata alone (see bench_view_test.go)
 //	clientgo, floor      as elsewhere, decoding with client-go's codecs
 
 // benchWireSyncVariants are the variants of InitialSync on fixture=wire.
@@ -34,6 +36,8 @@ func benchWireSyncVariants(managedFields bool) []benchSyncVariant {
 		{"informers", benchInformersImpl, benchCacheOptions{}},
 		{"informers-nodecoder", benchInformersImpl, benchCacheOptions{DisableDecoder: true}},
 		{"informers-intern", benchInformersImpl, benchCacheOptions{DisableDecoder: true, Intern: true}},
+		{"informers-view", benchViewImpl, benchCacheOptions{}},
+		{"informers-view-empty", benchEmptyViewImpl, benchCacheOptions{}},
 		{"floor", benchFloorImpl, benchCacheOptions{}},
 	}
 	if managedFields {

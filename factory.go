@@ -113,8 +113,9 @@ func Informer[T Object](f *Factory) *SharedInformer[T] {
 }
 
 // InformerWith is Informer with options: a namespace, selectors, a
-// resource for dynamic and metadata-only informers, indexes, a transform,
-// and tuning that overrides the factory's:
+// resource for dynamic and metadata-only informers and views (see
+// ViewMeta), indexes, a transform, and tuning that overrides the
+// factory's:
 //
 //	web := informers.InformerWith(factory, informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
 func InformerWith[T Object](f *Factory, opts Options[T]) *SharedInformer[T] {

@@ -22,8 +22,8 @@ import (
 //
 // Through a Factory, Resource (or T's kind), Namespace, the selectors
 // (NamespaceSelector with its NamespaceMode included), Shard and whether T
-// is typed, *unstructured.Unstructured or *metav1.PartialObjectMetadata
-// tell informers apart: asking twice with the same ones returns the same
+// is typed, *unstructured.Unstructured, *metav1.PartialObjectMetadata or a
+// view (see ViewMeta; each view type its own) tell informers apart: asking twice with the same ones returns the same
 // informer. The other fields are those of the request that created it. A
 // later request may add Indexers. One that asks for the resource as
 // another typed Go type, or sets another Transform, another non-zero
@@ -63,9 +63,9 @@ type Options[T Object] struct {
 	// Factory it tells informers apart.
 	NamespaceMode NamespaceMode
 	// Resource is the informer's resource. It is required for
-	// *unstructured.Unstructured (a dynamic informer) and
-	// *metav1.PartialObjectMetadata (a metadata-only informer); otherwise
-	// it is derived from T's kind. It names the informer in errors and
+	// *unstructured.Unstructured (a dynamic informer),
+	// *metav1.PartialObjectMetadata (a metadata-only informer) and views
+	// (see ViewMeta); otherwise it is derived from T's kind. It names the informer in errors and
 	// logs and sets the GroupResource of NotFound errors from listers.
 	Resource schema.GroupVersionResource
 	// ResyncPeriod is the default resync period of handlers: every period,

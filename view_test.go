@@ -517,7 +517,7 @@ func TestViewInformerErrors(t *testing.T) {
 	f := informers.NewFactory(fake.NewClientset())
 	err := informers.InformerWith(f, informers.Options[*metaView]{}).Err()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "as a view, it needs Options.Resource")
+	assert.Contains(t, err.Error(), "for a view, set Options.Resource")
 
 	err = informers.InformerWith(f, informers.Options[*badViewObject]{Resource: podsResource}).Err()
 	require.Error(t, err)

@@ -78,7 +78,7 @@ func metadataField(t reflect.Type) (reflect.StructField, bool) {
 func resolveView[T Object](sch *runtime.Scheme, resource schema.GroupVersionResource) (Target, error) {
 	typ := reflect.TypeFor[T]()
 	if resource.Empty() {
-		return Target{}, fmt.Errorf("%v is not registered in the scheme; as a view, it needs Options.Resource", typ)
+		return Target{}, fmt.Errorf("%v is not registered in the scheme: register it (FactoryOptions.Scheme), or, for a view, set Options.Resource", typ)
 	}
 	t := Target{Shape: View, GVK: resource.GroupVersion().WithKind(""), GVR: resource}
 	if gvk, api, ok := kindOfResource(sch, resource); ok {

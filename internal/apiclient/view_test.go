@@ -100,7 +100,7 @@ func TestResolveView(t *testing.T) {
 		{"a custom resource", func() (Target, error) { return Resolve[*nodeOf](scheme.Scheme, widgets) },
 			Target{Shape: View, GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1"}, GVR: widgets}, ""},
 		{"no resource", func() (Target, error) { return Resolve[*nodeOf](scheme.Scheme, schema.GroupVersionResource{}) },
-			Target{}, "*apiclient.nodeOf is not registered in the scheme; as a view, it needs Options.Resource"},
+			Target{}, "*apiclient.nodeOf is not registered in the scheme: register it (FactoryOptions.Scheme), or, for a view, set Options.Resource"},
 		{"a field pods have not", func() (Target, error) { return Resolve[*wrongNode](scheme.Scheme, pods) },
 			Target{}, `pods.v1: view *apiclient.wrongNode of *v1.Pod: wrongNode.Spec.Node: v1.PodSpec has no field "node"`},
 		{"no view", func() (Target, error) { return Resolve[*noMetaObject](scheme.Scheme, pods) },

@@ -1,0 +1,127 @@
+package informers_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubetyped/informers"
+)
+
+// Views on fixture=wire (see benchWireSyncVariants): the pods decoded
+// straight into a view of the fields a controller reads.
+//
+//	informers-view        the view of the issue: name, namespace, labels,
+//	                      owner references, spec.nodeName, the containers'
+//	                      names and images, status.phase and the
+//	                      conditions' types and statuses
+//	informers-view-empty  a view of the metadata alone (ViewMeta): the
+//	                      least a view of these pods costs
+
+// benchPodView is the view informers-view caches. Its metadata is
+// ViewMeta, which keeps the UID, resource version, times, annotations and
+// finalizers too.
+type benchPodView struct {
+	informers.ViewMeta `json:"metadata"`
+	Spec               struct {
+		NodeName   string `json:"nodeName"`
+		Containers []struct {
+			Name  string `json:"name"`
+			Image string `json:"image"`
+		} `json:"containers"`
+	} `json:"spec"`
+	Status struct {
+		Phase      corev1.PodPhase `json:"phase"`
+		Conditions []struct {
+			Type   corev1.PodConditionType `json:"type"`
+			Status corev1.ConditionStatus  `json:"status"`
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+func (p *benchPodView) DeepCopyObject() runtime.Object { return informers.DeepCopyView(p) }
+
+// benchEmptyView is the view informers-view-empty caches.
+type benchEmptyView struct {
+	informers.ViewMeta `json:"metadata"`
+}
+
+func (p *benchEmptyView) DeepCopyObject() runtime.Object { return informers.DeepCopyView(p) }
+
+var (
+	// benchViewImpl is ours caching benchPodView.
+	benchViewImpl = benchImpl{"informers-view", func(s benchSource, o benchCacheOptions) (benchCache, error) {
+		return benchNewViewInformer[*benchPodView](s, o)
+	}}
+	// benchEmptyViewImpl is ours caching benchEmptyView.
+	benchEmptyViewImpl = benchImpl{"informers-view-empty", func(s benchSource, o benchCacheOptions) (benchCache, error) {
+		return benchNewViewInformer[*benchEmptyView](s, o)
+	}}
+)
+
+// benchViewInformer is our informer of views of type V.
+type benchViewInformer[V informers.Object] struct {
+	informer *informers.SharedInformer[V]
+	cancel   context.CancelFunc
+	done     chan error
+}
+
+// benchNewViewInformer returns our informer of views of type V over s,
+// which must serve bytes (fixture=wire).
+func benchNewViewInformer[V informers.Object](s benchSource, o benchCacheOptions) (*benchViewInformer[V], error) {
+	if s.ListBytes == nil {
+		return nil, errors.New("views decode the bytes of fixture=wire")
+	}
+	opts := informers.Options[V]{ResyncPeriod: o.Resync}
+	if o.SkipManagedFields {
+		opts.SkipFields = []string{"metadata.managedFields"}
+	}
+	lw, err := informers.WireViewListWatch(opts, corev1.SchemeGroupVersion.WithResource("pods"), s.ListBytes)
+	if err != nil {
+		return nil, err
+	}
+	lw.WatchFunc = func(context.Context, metav1.ListOptions) (watch.Interface, error) { return s.Watch(), nil }
+	lw.DisableWatchList = true
+	inf, err := informers.NewInformer(lw, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &benchViewInformer[V]{informer: inf}, nil
+}
+
+// AddHandler adds h, which is told of adds, updates and deletes with no
+// pod: a view is none.
+func (c *benchViewInformer[V]) AddHandler(h benchHandler) (func(), error) {
+	reg, err := c.informer.AddHandler(informers.HandlerFuncs[V]{
+		OnAdd:    func(V, bool) { h.add(nil) },
+		OnUpdate: func(V, V) { h.update(nil, nil) },
+		OnDelete: func(informers.Deleted[V]) { h.delete(nil) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	return reg.Remove, nil
+}
+
+// Start runs the informer.
+func (c *benchViewInformer[V]) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel, c.done = cancel, make(chan error, 1)
+	go func() { c.done <- c.informer.Run(ctx) }()
+}
+
+// HasSynced reports whether the informer has synced.
+func (c *benchViewInformer[V]) HasSynced() bool { return c.informer.HasSynced() }
+
+// Stop stops the informer and waits for Run to return.
+func (c *benchViewInformer[V]) Stop() {
+	c.cancel()
+	if err := <-c.done; err != nil {
+		panic(fmt.Sprintf("benchfixtures: view informer: %v", err))
+	}
+}
