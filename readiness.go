@@ -39,9 +39,12 @@ func WaitForSync(ctx context.Context, syncers ...Syncer) error {
 }
 
 // withoutRepeats drops errs[n] when an earlier error of the same informer,
-// that of the informer itself or of one of its registrations, has the same
-// message: the registrations of a failed informer fail with its error.
-// Errors of different informers are all kept, even when they read alike.
+// that of the informer itself or of one of its registrations, says the
+// same: the registrations of a failed informer fail with its error. That
+// the informer has not synced is said once, whichever of its errors each
+// wait saw last (a list's 403 or the watch-list's before it); other
+// errors count as the same when their messages are. Errors of different
+// informers are all kept, even when they read alike.
 func withoutRepeats(syncers []Syncer, errs []error) []error {
 	said := make(map[any][]string) // by informer: a *SharedInformer[T]
 	for n, err := range errs {
@@ -57,11 +60,15 @@ func withoutRepeats(syncers []Syncer, errs []error) []error {
 		default:
 			continue
 		}
-		if slices.Contains(said[inf], err.Error()) {
+		what := err.Error()
+		if ns := (*NotSyncedError)(nil); errors.As(err, &ns) {
+			what = "not synced" // the informer's own, in a registration's wait too
+		}
+		if slices.Contains(said[inf], what) {
 			errs[n] = nil
 			continue
 		}
-		said[inf] = append(said[inf], err.Error())
+		said[inf] = append(said[inf], what)
 	}
 	return errs
 }
