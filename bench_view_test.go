@@ -16,7 +16,7 @@ import (
 // Views on fixture=wire (see benchWireSyncVariants): the pods decoded
 // straight into a view of the fields a controller reads.
 //
-//	informers-view        the view of the issue: name, namespace, labels,
+//	informers-view        a view of what a pod controller reads: name, namespace, labels,
 //	                      owner references, spec.nodeName, the containers'
 //	                      names and images, status.phase and the
 //	                      conditions' types and statuses
