@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubetyped/informers"
@@ -23,44 +22,14 @@ import (
 //	informers-view-empty  a view of the metadata alone (ViewMeta): the
 //	                      least a view of these pods costs
 
-// benchPodView is the view informers-view caches. Its metadata is
-// ViewMeta, which keeps the UID, resource version, times, annotations and
-// finalizers too.
-type benchPodView struct {
-	informers.ViewMeta `json:"metadata"`
-	Spec               struct {
-		NodeName   string `json:"nodeName"`
-		Containers []struct {
-			Name  string `json:"name"`
-			Image string `json:"image"`
-		} `json:"containers"`
-	} `json:"spec"`
-	Status struct {
-		Phase      corev1.PodPhase `json:"phase"`
-		Conditions []struct {
-			Type   corev1.PodConditionType `json:"type"`
-			Status corev1.ConditionStatus  `json:"status"`
-		} `json:"conditions"`
-	} `json:"status"`
-}
-
-func (p *benchPodView) DeepCopyObject() runtime.Object { return informers.DeepCopyView(p) }
-
-// benchEmptyView is the view informers-view-empty caches.
-type benchEmptyView struct {
-	informers.ViewMeta `json:"metadata"`
-}
-
-func (p *benchEmptyView) DeepCopyObject() runtime.Object { return informers.DeepCopyView(p) }
-
 var (
-	// benchViewImpl is ours caching benchPodView.
+	// benchViewImpl is ours caching podView, the view of view_test.go.
 	benchViewImpl = benchImpl{"informers-view", func(s benchSource, o benchCacheOptions) (benchCache, error) {
-		return benchNewViewInformer[*benchPodView](s, o)
+		return benchNewViewInformer[*podView](s, o)
 	}}
-	// benchEmptyViewImpl is ours caching benchEmptyView.
+	// benchEmptyViewImpl is ours caching metaView, metadata only.
 	benchEmptyViewImpl = benchImpl{"informers-view-empty", func(s benchSource, o benchCacheOptions) (benchCache, error) {
-		return benchNewViewInformer[*benchEmptyView](s, o)
+		return benchNewViewInformer[*metaView](s, o)
 	}}
 )
 

@@ -519,9 +519,9 @@ func TestViewInformerErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "for a view, set Options.Resource")
 
-	err = informers.InformerWith(f, informers.Options[*badViewObject]{Resource: podsResource}).Err()
+	err = informers.InformerWith(f, informers.Options[*badPlacement]{Resource: podsResource}).Err()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `pods.v1: view *informers_test.badViewObject of *v1.Pod: badViewObject.Spec.Node: v1.PodSpec has no field "node"`)
+	assert.Contains(t, err.Error(), `pods.v1: view *informers_test.badPlacement of *v1.Pod: badPlacement.Spec.Node: v1.PodSpec has no field "node"`)
 
 	err = informers.InformerWith(f, informers.Options[*metaView]{Resource: podsResource, DisableDecoder: true}).Err()
 	require.Error(t, err)
@@ -531,16 +531,6 @@ func TestViewInformerErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `has no field "volumes"`)
 }
-
-// badViewObject names a field pods do not have.
-type badViewObject struct {
-	informers.ViewMeta `json:"metadata"`
-	Spec               struct {
-		Node string `json:"node"`
-	} `json:"spec"`
-}
-
-func (p *badViewObject) DeepCopyObject() runtime.Object { return informers.DeepCopyView(p) }
 
 // keysAndVersions returns the objects of objs by key, with their versions.
 func keysAndVersions[T informers.Object](objs []T) map[types.NamespacedName]string {
