@@ -80,16 +80,7 @@ func createPods(ctx context.Context, cfg *rest.Config, o fixtureOptions, p progr
 	}
 	pods := bf.NewPodList(o.objects, bf.PodOptions{Namespaces: o.namespaces, Nodes: max(1, o.objects/30), Seed: 1})
 	return createAll(ctx, "pods", o.objects, o.workers, p, func(ctx context.Context, i int) error {
-		pod := pods.Pod(i)
-		status := pod.Status
-		pod.ResourceVersion, pod.UID, pod.ManagedFields, pod.Status = "", "", nil, corev1.PodStatus{}
-		created, err := cs.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-		if err != nil {
-			return err
-		}
-		created.Status = status
-		_, err = cs.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
-		return err
+		return bf.CreatePod(ctx, cs, pods.Pod(i))
 	})
 }
 

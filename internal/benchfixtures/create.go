@@ -73,14 +73,22 @@ func CreatePods(ctx context.Context, cs kubernetes.Interface, l *PodList, namesp
 	}
 	return CreateAll(l.Len(), func(i int) error {
 		p := l.Pod(i)
-		status := p.Status
-		p.Namespace, p.ResourceVersion, p.UID, p.ManagedFields, p.Status = namespace(p.Namespace), "", "", nil, corev1.PodStatus{}
-		created, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
-		if err != nil {
-			return err
-		}
-		created.Status = status
-		_, err = cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
-		return err
+		p.Namespace = namespace(p.Namespace)
+		return CreatePod(ctx, cs, p)
 	})
+}
+
+// CreatePod creates p, a pod of a PodList, through cs as a ReplicaSet
+// controller and a kubelet would: without its status, which is then
+// written through pods/status.
+func CreatePod(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod) error {
+	status := p.Status
+	p.ResourceVersion, p.UID, p.ManagedFields, p.Status = "", "", nil, corev1.PodStatus{}
+	created, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	created.Status = status
+	_, err = cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	return err
 }
