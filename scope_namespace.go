@@ -160,8 +160,6 @@ func (s *namespaceScope[T]) runClusterWide(ctx context.Context, env scopeEnv[T])
 		sink := &namespaceSink[T]{scope: s, want: s.wanted(), evict: true}
 		sink.filterSink = filterSink[T]{w: env.w, accepts: sink.keep}
 		req := env.request(sink, resume, &s.version)
-		req.watchList = false // the selection changes between lists
-		req.onErr = onErr
 		if s.shard != nil {
 			select {
 			case <-shardChanged: // read below
@@ -170,8 +168,9 @@ func (s *namespaceScope[T]) runClusterWide(ctx context.Context, env scopeEnv[T])
 			sh, gen := s.shard.current()
 			sink.sharded = newShardSink(env.w, s.shard, sh, gen, false)
 			req = shardRequest(env, s.shard, sh, sink, resume, &s.version)
-			req.onErr = onErr
 		}
+		req.watchList = false // the selection changes between lists
+		req.onErr = onErr
 		refl, err := env.refls.make(req)
 		if err != nil {
 			env.report(err)
