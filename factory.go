@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
@@ -207,6 +208,11 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 func listWatchOf[T Object](funcs *apiclient.Funcs) *ListWatch[T, apiclient.List] {
 	lw := NewListWatch[T](funcs.List, funcs.Watch)
 	lw.DisableWatchList = funcs.DisableWatchList
+	if funcs.Stream != nil {
+		lw.StreamFunc = func(ctx context.Context, opts metav1.ListOptions, items ListItems[T]) (metav1.ListMeta, error) {
+			return funcs.Stream(ctx, opts, streamTo(items))
+		}
+	}
 	return lw
 }
 

@@ -120,6 +120,7 @@ func reflectorConfig[T Object, L List](c config[T], lw *ListWatch[T, L], req ref
 			edit(&opts)
 			return lw.Watch(ctx, opts)
 		},
+		ListStream:      streamOf(lw, edit, req.observeList),
 		WatchList:       req.watchList && !lw.DisableWatchList && !c.noWatchList,
 		ResourceVersion: req.resume,
 		Version:         req.version,
@@ -132,6 +133,23 @@ func reflectorConfig[T Object, L List](c config[T], lw *ListWatch[T, L], req ref
 		OnSuccess:       req.onOK,
 		Observer:        req.obs,
 		Logger:          log,
+	}
+}
+
+// streamOf returns the ListStream of a reflector over lw, whose requests
+// edit edits, or nil if lw does not stream; observe, if set, is shown the
+// metadata of every page.
+func streamOf[T Object, L List](lw *ListWatch[T, L], edit func(*metav1.ListOptions), observe func(List)) func(context.Context, metav1.ListOptions, reflector.ListItems) (metav1.ListMeta, error) {
+	if lw.StreamFunc == nil {
+		return nil
+	}
+	return func(ctx context.Context, opts metav1.ListOptions, items reflector.ListItems) (metav1.ListMeta, error) {
+		edit(&opts)
+		page, err := lw.stream(ctx, opts, reflectorItems[T]{items})
+		if err == nil && observe != nil {
+			observe(&metav1.List{ListMeta: page})
+		}
+		return page, err
 	}
 }
 

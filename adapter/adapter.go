@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubetyped/informers"
@@ -17,6 +18,7 @@ import (
 	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
+	"github.com/kubetyped/informers/internal/reflector"
 )
 
 // Decoder is the library's decoder of the objects of one Go type, or of
@@ -91,7 +93,7 @@ func ListWatch[T informers.Object](requests Requests, gvr schema.GroupVersionRes
 	codecs serializer.CodecFactory) (*informers.ListWatch[T, informers.List], error) {
 	var funcs *apiclient.Funcs
 	if dec != nil && dec.unstructured != nil {
-		funcs = apiclient.UnstructuredFuncs[T](requests, dec.unstructured, kind, apiclient.ResourceName(gvr))
+		funcs = apiclient.UnstructuredFuncs[T](requests, dec.unstructured, gvr, kind)
 	} else {
 		var pd *protodec.Decoder
 		var jd func() (*jsondec.Decoder, error)
@@ -106,11 +108,39 @@ func ListWatch[T informers.Object](requests Requests, gvr schema.GroupVersionRes
 			return nil, fmt.Errorf("adapter: list-watch of %s: %w", apiclient.ResourceName(gvr), err)
 		}
 	}
-	return informers.NewListWatch[T](
+	lw := informers.NewListWatch[T](
 		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
 			return funcs.List(ctx, opts)
 		},
-		funcs.Watch), nil
+		funcs.Watch)
+	if funcs.Stream != nil {
+		lw.StreamFunc = func(ctx context.Context, opts metav1.ListOptions, items informers.ListItems[T]) (metav1.ListMeta, error) {
+			return funcs.Stream(ctx, opts, listItems[T]{items})
+		}
+	}
+	return lw, nil
+}
+
+// listItems are the items of a ListWatch's StreamFunc, as the library's
+// decoders hand them out.
+type listItems[T informers.Object] struct{ items informers.ListItems[T] }
+
+func (l listItems[T]) Put(obj runtime.Object) {
+	if t, ok := obj.(T); ok {
+		l.items.Put(t)
+		return
+	}
+	err := &informers.UndecodableObjectError{Err: fmt.Errorf("list item is %T, want %T", obj, *new(T))}
+	if m, ok := obj.(metav1.Object); ok {
+		err.Key = types.NamespacedName{Namespace: m.GetNamespace(), Name: m.GetName()}
+		err.UID, err.ResourceVersion = m.GetUID(), m.GetResourceVersion()
+	}
+	l.items.Undecodable(err)
+}
+
+func (l listItems[T]) Undecodable(u reflector.Undecodable) {
+	ns, name, uid, rv := u.Identity()
+	l.items.Undecodable(&informers.UndecodableObjectError{Key: types.NamespacedName{Namespace: ns, Name: name}, UID: uid, ResourceVersion: rv, Err: u})
 }
 
 // Undecodable returns the items of l, a list that a ListWatch's list

@@ -144,6 +144,11 @@ func withKind(lw *informers.ListWatch[client.Object, informers.List], gvk schema
 			return nil
 		})
 	}
+	if stream := lw.StreamFunc; stream != nil {
+		lw.StreamFunc = func(ctx context.Context, opts metav1.ListOptions, items informers.ListItems[client.Object]) (metav1.ListMeta, error) {
+			return stream(ctx, opts, kindSetter{items: items, gvk: gvk})
+		}
+	}
 	lw.WatchFunc = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 		w, err := watchFn(ctx, opts)
 		if err != nil {
@@ -158,6 +163,19 @@ func withKind(lw *informers.ListWatch[client.Object, informers.List], gvk schema
 	}
 	return lw
 }
+
+// kindSetter sets gvk on the objects of a streamed list.
+type kindSetter struct {
+	items informers.ListItems[client.Object]
+	gvk   schema.GroupVersionKind
+}
+
+func (k kindSetter) Put(obj client.Object) {
+	obj.GetObjectKind().SetGroupVersionKind(k.gvk)
+	k.items.Put(obj)
+}
+
+func (k kindSetter) Undecodable(err *informers.UndecodableObjectError) { k.items.Undecodable(err) }
 
 // requests returns the list and watch requests of gvr in namespace ns
 // ("" for all) through rc.

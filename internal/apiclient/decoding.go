@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
+	"github.com/kubetyped/informers/internal/reflector"
 )
 
 // The library's decoder (internal/protodec) decodes the protobuf of
@@ -190,6 +191,15 @@ func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns st
 			return w, err
 		})
 	lw.Decoded = true
+	lw.Stream = func(ctx context.Context, opts metav1.ListOptions, items reflector.ListItems) (metav1.ListMeta, error) {
+		req, _, err := request(ctx, opts, metadataListAccept)
+		if err != nil {
+			return metav1.ListMeta{}, err
+		}
+		meta, err := decoders.stream(ctx, req, items, nil)
+		a.forgetOnNotFound(gvr.GroupVersion(), err)
+		return meta, err
+	}
 	return lw
 }
 

@@ -34,6 +34,10 @@ type (
 type Funcs struct {
 	List  func(context.Context, metav1.ListOptions) (List, error)
 	Watch func(context.Context, metav1.ListOptions) (watch.Interface, error)
+	// Stream, if set, lists as List does, but hands each item to items
+	// as the response is read (see reflector.Config.ListStream): the
+	// functions of the library's decoders have it.
+	Stream func(context.Context, metav1.ListOptions, reflector.ListItems) (metav1.ListMeta, error)
 	// DisableWatchList says the functions cannot stream a watch-list.
 	DisableWatchList bool
 	// Decoded says the functions decode with the library's decoder,
@@ -142,6 +146,17 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 	}
 	lw := newFuncs(list, watchFn)
 	lw.Decoded = decoded
+	if decoded {
+		lw.Stream = func(ctx context.Context, opts metav1.ListOptions, items reflector.ListItems) (metav1.ListMeta, error) {
+			req, err := request(ctx, opts)
+			if err != nil {
+				return metav1.ListMeta{}, err
+			}
+			meta, err := decoders.stream(ctx, req, items, nil)
+			a.forgetOnNotFound(t.GVR.GroupVersion(), err)
+			return meta, err
+		}
+	}
 	return lw, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
+	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
@@ -56,6 +57,9 @@ func RequestFuncs[T Object](request func(*metav1.ListOptions) *rest.Request, gvr
 			return d.watch(ctx, r, func() (watch.Interface, error) { return r.Watch(ctx) })
 		})
 	lw.Decoded = true
+	lw.Stream = func(ctx context.Context, opts metav1.ListOptions, items reflector.ListItems) (metav1.ListMeta, error) {
+		return d.stream(ctx, req(&opts), items, nil)
+	}
 	return lw, nil
 }
 
@@ -83,9 +87,10 @@ func clientFuncs[T Object](request func(*metav1.ListOptions) *rest.Request, gvr 
 }
 
 // UnstructuredFuncs is RequestFuncs for unstructured objects (T is
-// *unstructured.Unstructured or an interface it implements), decoded in
-// one pass by dec; what names the resource in errors.
-func UnstructuredFuncs[T Object](request func(*metav1.ListOptions) *rest.Request, dec *jsondec.Unstructured, kind, what string) *Funcs {
+// *unstructured.Unstructured or an interface it implements) of kind kind
+// in resource gvr, decoded in one pass by dec.
+func UnstructuredFuncs[T Object](request func(*metav1.ListOptions) *rest.Request, dec *jsondec.Unstructured, gvr schema.GroupVersionResource, kind string) *Funcs {
+	what := ResourceName(gvr)
 	bodies := new(decoded.Bodies)
 	lw := newFuncs(
 		func(ctx context.Context, opts metav1.ListOptions) (List, error) {
@@ -96,7 +101,28 @@ func UnstructuredFuncs[T Object](request func(*metav1.ListOptions) *rest.Request
 			return watchstream.WatchJSON(ctx, request(&opts).SetHeader("Accept", "application/json"), kind, jsondec.UnstructuredEventDecoder[T](dec))
 		})
 	lw.Decoded = true
+	lw.Stream = func(ctx context.Context, opts metav1.ListOptions, items reflector.ListItems) (metav1.ListMeta, error) {
+		return streamUnstructured(ctx, request(&opts), dec, gvr, kind, items)
+	}
 	return lw
+}
+
+// streamUnstructured sends req, a list request of gvr's objects of kind
+// kind, asking for JSON, and hands each item to items as the response is
+// read, decoded by dec.
+func streamUnstructured(ctx context.Context, req *rest.Request, dec *jsondec.Unstructured, gvr schema.GroupVersionResource, kind string, items reflector.ListItems) (metav1.ListMeta, error) {
+	body, err := req.SetHeader("Accept", "application/json").Stream(ctx)
+	if err != nil {
+		return metav1.ListMeta{}, err
+	}
+	defer body.Close()
+	meta, err := dec.StreamList(body, kind, gvr.GroupVersion().String(),
+		func(obj *unstructured.Unstructured) { items.Put(obj) },
+		func(u *decoded.Undecodable) { items.Undecodable(u) })
+	if err != nil {
+		return metav1.ListMeta{}, fmt.Errorf("list of %s: %w", ResourceName(gvr), err)
+	}
+	return meta, nil
 }
 
 // listUnstructured sends req, a list request, asking for JSON, reads the

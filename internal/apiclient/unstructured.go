@@ -6,9 +6,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/jsondec"
+	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
@@ -19,13 +21,20 @@ import (
 // T is *unstructured.Unstructured.
 func unstructuredDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns string, dec *jsondec.Unstructured) *Funcs {
 	bodies := new(decoded.Bodies)
-	list := func(ctx context.Context, opts metav1.ListOptions) (List, error) {
+	listRequest := func(ctx context.Context, opts metav1.ListOptions) (*rest.Request, string, error) {
 		res, err := a.resource(ctx, gvr, "")
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		req := a.rest.Get().AbsPath(pathOf(gvr.GroupVersion(), res, ns)...).
 			SpecificallyVersionedParams(&opts, paramCodec, schema.GroupVersion{Version: "v1"})
+		return req, res.Kind, nil
+	}
+	list := func(ctx context.Context, opts metav1.ListOptions) (List, error) {
+		req, _, err := listRequest(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
 		l, err := listUnstructured(ctx, req, bodies, dec, ResourceName(gvr))
 		a.forgetOnNotFound(gvr.GroupVersion(), err)
 		return l, err
@@ -45,5 +54,14 @@ func unstructuredDecoded[T Object](a *Client, gvr schema.GroupVersionResource, n
 	}
 	lw := newFuncs(list, watchFn)
 	lw.Decoded = true
+	lw.Stream = func(ctx context.Context, opts metav1.ListOptions, items reflector.ListItems) (metav1.ListMeta, error) {
+		req, kind, err := listRequest(ctx, opts)
+		if err != nil {
+			return metav1.ListMeta{}, err
+		}
+		meta, err := streamUnstructured(ctx, req, dec, gvr, kind, items)
+		a.forgetOnNotFound(gvr.GroupVersion(), err)
+		return meta, err
+	}
 	return lw
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
+	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
@@ -240,6 +241,16 @@ func viewDecoded[T Object](a *Client, t Target, ns string, dec Decoding, jd *jso
 	}
 	lw := newFuncs(list, watchFn)
 	lw.Decoded = true
+	lw.Stream = func(ctx context.Context, opts metav1.ListOptions, items reflector.ListItems) (metav1.ListMeta, error) {
+		req, d, err := request(ctx, opts)
+		if err != nil {
+			a.forgetOnNotFound(t.GVR.GroupVersion(), err)
+			return metav1.ListMeta{}, err
+		}
+		meta, err := d.stream(ctx, req, items, nil)
+		a.forgetOnNotFound(t.GVR.GroupVersion(), err)
+		return meta, err
+	}
 	return lw, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,6 +25,7 @@ import (
 	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
+	"github.com/kubetyped/informers/internal/reflector"
 	"github.com/kubetyped/informers/internal/watchstream"
 )
 
@@ -149,64 +151,109 @@ func (d *wireDecoders[T]) on() (bool, error) {
 	return jd != nil, err
 }
 
-// list sends req, a list request, and decodes the response: as its bytes
-// arrive, never read whole, where the library's decoders decode its
-// format.
+// list sends req, a list request, and decodes the response into a list
+// that holds its items: as its bytes arrive, never read whole, where the
+// library's decoders decode its format.
 func (d *wireDecoders[T]) list(ctx context.Context, req *rest.Request) (List, error) {
-	body, contentType, err := stream(ctx, req)
+	l := &decoded.List[T]{Items: make([]T, 0, d.lastItems.Load())}
+	var whole List
+	meta, err := d.stream(ctx, req, listCollector[T]{l}, func(w List) { whole = w })
 	if err != nil {
 		return nil, err
+	}
+	if whole != nil {
+		return whole, nil
+	}
+	l.ListMeta = meta
+	d.lastItems.Store(int64(len(l.Items)))
+	return l, nil
+}
+
+// stream sends req, a list request, and hands each item of the response
+// to items as its bytes arrive, where the library's decoders decode its
+// format; it returns the list's metadata. A response in a format they do
+// not decode is read whole and decoded by client-go's codecs, then handed
+// to whole if it is set, else item by item to items.
+func (d *wireDecoders[T]) stream(ctx context.Context, req *rest.Request, items reflector.ListItems, whole func(List)) (metav1.ListMeta, error) {
+	body, contentType, err := stream(ctx, req)
+	if err != nil {
+		return metav1.ListMeta{}, err
 	}
 	defer body.Close()
 	format, err := watchstream.FormatOf(contentType)
 	if err != nil {
-		return nil, fmt.Errorf("list of %s: %w", ResourceName(d.gvr), err)
+		return metav1.ListMeta{}, fmt.Errorf("list of %s: %w", ResourceName(d.gvr), err)
 	}
 	r := bufio.NewReaderSize(body, 32<<10)
 	if format == watchstream.Sniffed {
 		head, _ := r.Peek(8)
 		format = watchstream.Sniff(head)
 	}
-	var streamList func(io.Reader, func(T), func(*decoded.Undecodable)) (metav1.ListMeta, error)
+	put := func(obj T) { items.Put(obj) }
+	bad := func(u *decoded.Undecodable) { items.Undecodable(u) }
 	switch format {
 	case watchstream.Protobuf:
 		if d.protobuf != nil {
-			streamList = func(r io.Reader, put func(T), bad func(*decoded.Undecodable)) (metav1.ListMeta, error) {
-				return protodec.StreamList(d.protobuf, r, d.listKind, d.newT, put, bad)
-			}
+			return protodec.StreamList(d.protobuf, r, d.listKind, d.newT, put, bad)
 		}
 	case watchstream.JSON:
 		jd, err := d.json()
 		if err != nil {
-			return nil, err
+			return metav1.ListMeta{}, err
 		}
 		if jd != nil {
-			streamList = func(r io.Reader, put func(T), bad func(*decoded.Undecodable)) (metav1.ListMeta, error) {
-				meta, err := jsondec.StreamList(jd, r, d.listKind, d.newT, put, bad)
-				if err != nil {
-					err = fmt.Errorf("list of %s: %w", ResourceName(d.gvr), err)
-				}
-				return meta, err
+			meta, err := jsondec.StreamList(jd, r, d.listKind, d.newT, put, bad)
+			if err != nil {
+				err = fmt.Errorf("list of %s: %w", ResourceName(d.gvr), err)
 			}
+			return meta, err
 		}
 	}
-	if streamList == nil {
-		var l List
-		err = d.bodies.Read(r, func(b []byte) error {
-			l, err = d.decodeList(b, contentType)
-			return err
-		})
-		return l, err
-	}
-	l := &decoded.List[T]{Items: make([]T, 0, d.lastItems.Load())}
-	l.ListMeta, err = streamList(r,
-		func(obj T) { l.Items = append(l.Items, obj) },
-		func(u *decoded.Undecodable) { l.Undecodable = append(l.Undecodable, u) })
+	var l List
+	err = d.bodies.Read(r, func(b []byte) error {
+		l, err = d.decodeList(b, contentType)
+		return err
+	})
 	if err != nil {
-		return nil, err
+		return metav1.ListMeta{}, err
 	}
-	d.lastItems.Store(int64(len(l.Items)))
-	return l, nil
+	if whole != nil {
+		whole(l)
+		return metav1.ListMeta{}, nil
+	}
+	return putEach[T](l, items)
+}
+
+// listCollector keeps the items of a list in a decoded.List.
+type listCollector[T Object] struct{ l *decoded.List[T] }
+
+func (c listCollector[T]) Put(obj runtime.Object) { c.l.Items = append(c.l.Items, obj.(T)) }
+func (c listCollector[T]) Undecodable(u reflector.Undecodable) {
+	c.l.Undecodable = append(c.l.Undecodable, u.(*decoded.Undecodable))
+}
+
+// putEach hands the items of l, a list read whole, to items, each
+// allocated on its own: an item of a list of structs, which points into
+// the list's item array, is copied out of it (a shallow copy), so that
+// keeping it does not keep the array. It returns l's metadata.
+func putEach[T Object](l List, items reflector.ListItems) (metav1.ListMeta, error) {
+	if bad, ok := l.(reflector.UndecodableItems); ok {
+		for _, u := range bad.UndecodableItems() {
+			items.Undecodable(u)
+		}
+	}
+	_, owned := l.(reflector.OwnedItems[T])
+	err := meta.EachListItem(l, func(obj runtime.Object) error {
+		if !owned {
+			obj = shallowCopy(obj)
+		}
+		items.Put(obj)
+		return nil
+	})
+	if err != nil {
+		return metav1.ListMeta{}, err
+	}
+	return metav1.ListMeta{ResourceVersion: l.GetResourceVersion(), Continue: l.GetContinue(), RemainingItemCount: l.GetRemainingItemCount()}, nil
 }
 
 // decodeList decodes body, a list response whose Content-Type is
@@ -307,4 +354,16 @@ func decodeListWith[T Object](codecs serializer.CodecFactory, body []byte, listK
 		return nil, fmt.Errorf("decoding the %s: got %T", listKind, obj)
 	}
 	return l, nil
+}
+
+// shallowCopy returns a copy of obj, a pointer to a struct, that shares
+// what obj's fields point to.
+func shallowCopy(obj runtime.Object) runtime.Object {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return obj
+	}
+	c := reflect.New(v.Elem().Type())
+	c.Elem().Set(v.Elem())
+	return c.Interface().(runtime.Object)
 }

@@ -75,6 +75,7 @@ func FuzzJSONDecoder(f *testing.F) {
 		checkUnstructured(t, shared, b)
 		checkUndecodable(t, widgets[1], b)
 		checkStream(t, widgets[1], b)
+		checkUnstructuredStream(t, shared, b)
 	})
 }
 

@@ -1,12 +1,15 @@
 package jsondec
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubetyped/informers/internal/decoded"
@@ -25,7 +28,7 @@ import (
 // It decodes what DecodeList decodes, and fails where it fails.
 func StreamList[T runtime.Object](dec *Decoder, r io.Reader, listKind string, newT func() T, put func(T), bad func(*decoded.Undecodable)) (metav1.ListMeta, error) {
 	var meta metav1.ListMeta
-	err := streamList(r, listKind, func(s *scanner) error {
+	_, err := streamList(r, func(s *scanner) error {
 		return s.elements(func(k int, item []byte) error {
 			obj := newT()
 			dec.mu.Lock()
@@ -42,10 +45,16 @@ func StreamList[T runtime.Object](dec *Decoder, r io.Reader, listKind string, ne
 			put(obj)
 			return nil
 		})
-	}, func(b []byte) error {
-		plain := newDecoder(false)
-		_, err := plain.value(listMetaPlan, nil, unsafe.Pointer(&meta), b, 0)
-		return finish(err, nil)
+	}, func(key string, v []byte) error {
+		switch key {
+		case "kind":
+			if v[0] == '"' && string(v) != `"`+listKind+`"` {
+				return fmt.Errorf("the list is a %s, want %q", v, listKind)
+			}
+		case "metadata":
+			return decodeListMeta(&meta, v)
+		}
+		return nil
 	})
 	if err != nil {
 		return metav1.ListMeta{}, fmt.Errorf("decoding %s: %w", listKind, err)
@@ -53,90 +62,95 @@ func StreamList[T runtime.Object](dec *Decoder, r io.Reader, listKind string, ne
 	return meta, nil
 }
 
-// streamList reads the JSON list of kind listKind from r: items reads its
-// items, at the scanner; metadata decodes its metadata, once the list is
-// read. Every value is checked to be valid JSON before it is decoded.
-func streamList(r io.Reader, listKind string, items func(*scanner) error, metadata func([]byte) error) error {
+// decodeListMeta decodes b, the metadata of a list, into meta.
+func decodeListMeta(meta *metav1.ListMeta, b []byte) error {
+	plain := newDecoder(false)
+	_, err := plain.value(listMetaPlan, nil, unsafe.Pointer(meta), b, 0)
+	return finish(err, nil)
+}
+
+// streamList reads a JSON list from r: items reads its items, at the
+// scanner; member is given each other member of the list, as it is read
+// (v is valid only during the call). Every value is checked to be valid
+// JSON before it is given; a list has its metadata and its items once at
+// most. It reports whether the list has items (null or an array).
+func streamList(r io.Reader, items func(*scanner) error, member func(key string, v []byte) error) (bool, error) {
+	var seenItems, seenMeta bool
 	s := &scanner{r: r, buf: make([]byte, 0, 32<<10)}
 	if err := s.open('{', "not a JSON object"); err != nil {
-		return err
+		return seenItems, err
 	}
-	var meta []byte
-	var seenItems, seenMeta bool
 	empty, err := s.empty('}')
 	if err != nil {
-		return err
+		return seenItems, err
 	}
 	for !empty {
 		key, err := s.value()
 		if err != nil {
-			return err
+			return seenItems, err
 		}
 		if key[0] != '"' || !Valid(key) {
-			return s.syntax(key)
+			return seenItems, s.syntax(key)
 		}
 		raw, _ := readString(key, 0)
 		k := string(raw) // the buffer moves as the scanner reads on
 		if err := s.open(':', "invalid JSON: no colon after an object key"); err != nil {
-			return err
+			return seenItems, err
 		}
 		switch k {
 		case "items":
 			if seenItems {
-				return errors.New("items twice")
+				return seenItems, errors.New("items twice")
 			}
 			seenItems = true
 			c, err := s.peek()
 			if err != nil {
-				return err
+				return seenItems, err
 			}
 			switch c {
 			case '[':
 				if err := items(s); err != nil {
-					return err
+					return seenItems, err
 				}
 			case 'n':
 				v, err := s.value()
 				if err != nil {
-					return err
+					return seenItems, err
 				}
 				if string(v) != "null" {
-					return s.syntax(v)
+					return seenItems, s.syntax(v)
 				}
 			default:
 				v, err := s.value()
 				if err != nil {
-					return err
+					return seenItems, err
 				}
 				if !s.valid(v, 1) {
-					return s.syntax(v)
+					return seenItems, s.syntax(v)
 				}
-				return errors.New("items are not an array")
+				return seenItems, errors.New("items are not an array")
 			}
 		default:
 			v, err := s.value()
 			if err != nil {
-				return err
+				return seenItems, err
 			}
 			if !s.valid(v, 1) {
-				return s.syntax(v)
+				return seenItems, s.syntax(v)
 			}
-			switch k {
-			case "kind":
-				if v[0] == '"' && string(v) != `"`+listKind+`"` {
-					return fmt.Errorf("the list is a %s, want %q", v, listKind)
-				}
-			case "metadata":
+			if k == "metadata" {
 				if seenMeta {
-					return errors.New("metadata twice")
+					return seenItems, errors.New("metadata twice")
 				}
 				seenMeta = true
-				meta = append([]byte(nil), v...)
+			}
+			if err := member(k, v); err != nil {
+				return seenItems, err
 			}
 		}
 		c, err := s.peek()
 		if err != nil {
-			return err
+			return seenItems, err
 		}
 		s.i++
 		switch c {
@@ -144,19 +158,16 @@ func streamList(r io.Reader, listKind string, items func(*scanner) error, metada
 		case '}':
 			empty = true
 		default:
-			return fmt.Errorf("invalid JSON: %q after an object member", c)
+			return seenItems, fmt.Errorf("invalid JSON: %q after an object member", c)
 		}
 	}
 	if _, err := s.peek(); err != io.ErrUnexpectedEOF {
 		if err == nil {
 			err = errors.New("invalid JSON: data after the top-level value")
 		}
-		return err
+		return seenItems, err
 	}
-	if meta != nil {
-		return metadata(meta)
-	}
-	return nil
+	return seenItems, nil
 }
 
 // scanner reads JSON values from r through a buffer that holds the value
@@ -360,3 +371,80 @@ func (s *scanner) elements(fn func(k int, v []byte) error) error {
 
 // syntax returns the error of v, a value that is not valid JSON.
 func (s *scanner) syntax(v []byte) error { return syntaxError(v, nil) }
+
+// StreamList decodes a JSON list response from r into unstructured
+// objects as the package's StreamList decodes one into typed objects:
+// item by item as its bytes arrive, each handed to put at once, and its
+// metadata returned once the body is read to its end. Items are decoded
+// as UnstructuredJSONScheme decodes a list's: one without a kind and an
+// apiVersion gets the list's kind, less its "List" suffix, and the
+// list's apiVersion, and, where the list tells them only after its
+// items, kind and apiVersion, those of the resource listed. An item that
+// does not decode (a number out of range, a value that is no object) is
+// handed to bad if its metadata names it, and else fails the list, as
+// does an item that is null. A body without items, which
+// UnstructuredJSONScheme would take for an object, is not a list: an
+// error.
+func (u *Unstructured) StreamList(r io.Reader, kind, apiVersion string, put func(*unstructured.Unstructured), bad func(*decoded.Undecodable)) (metav1.ListMeta, error) {
+	var meta metav1.ListMeta
+	itemKind, itemAPIVersion := "", ""
+	hasItems, err := streamList(r, func(s *scanner) error {
+		itemKind, itemAPIVersion = cmp.Or(itemKind, kind), cmp.Or(itemAPIVersion, apiVersion)
+		itemPlace := u.root.Value("items", u.d.sh.On()).Elem(u.d.sh.On())
+		return s.elements(func(k int, item []byte) error {
+			u.mu.Lock()
+			m, _, err := u.object(itemPlace, item, 0, false)
+			u.mu.Unlock()
+			if err == nil && m == nil {
+				err = &Error{Err: errors.New("cannot unmarshal null into an item of a list")}
+			}
+			if err != nil {
+				if bu := undecodable(item, err); bu != nil {
+					bad(bu)
+					return nil
+				}
+				return fmt.Errorf("item %d: %w", k, err)
+			}
+			obj := &unstructured.Unstructured{Object: m}
+			if obj.GetKind() == "" && obj.GetAPIVersion() == "" {
+				obj.SetKind(itemKind)
+				obj.SetAPIVersion(itemAPIVersion)
+			}
+			put(obj)
+			return nil
+		})
+	}, func(key string, v []byte) error {
+		switch key {
+		case "kind":
+			if k, ok := stringValue(v); ok {
+				itemKind = strings.TrimSuffix(k, "List")
+			}
+		case "apiVersion":
+			if a, ok := stringValue(v); ok {
+				itemAPIVersion = a
+			}
+		case "metadata":
+			return decodeListMeta(&meta, v)
+		}
+		return nil
+	})
+	if err == nil && !hasItems {
+		// UnstructuredJSONScheme decodes it as an object: a list of one,
+		// which the response to a list request never is.
+		err = errors.New("not a list: it has no items")
+	}
+	if err != nil {
+		return metav1.ListMeta{}, fmt.Errorf("decoding %sList: %w", kind, err)
+	}
+	return meta, nil
+}
+
+// stringValue returns the string that v, a valid JSON value, holds, and
+// whether it is a string.
+func stringValue(v []byte) (string, bool) {
+	if v[0] != '"' {
+		return "", false
+	}
+	raw, _ := readString(v, 0)
+	return string(raw), true
+}

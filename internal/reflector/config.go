@@ -82,6 +82,17 @@ type UndecodableItems interface {
 	UndecodableItems() []Undecodable
 }
 
+// ListItems receives the items of a list page as Config.ListStream reads
+// them, in the order of the list, on the reflector's goroutine.
+type ListItems interface {
+	// Put takes an item, allocated on its own: the sink may keep it as
+	// it is (FromOwnedListItem). An item that is not the reflector's T
+	// is reported to Config.OnError and left out.
+	Put(obj runtime.Object)
+	// Undecodable takes an item that did not decode into T.
+	Undecodable(u Undecodable)
+}
+
 // Origin says where an object given to Sink.Put comes from.
 type Origin uint8
 
@@ -134,6 +145,14 @@ type Config[L List] struct {
 	Description string
 	// List lists objects; it is called with Limit/Continue for pages.
 	List func(context.Context, metav1.ListOptions) (L, error)
+	// ListStream, if set, lists as List does, but hands each item of a
+	// page to items as the response is read, and returns the page's
+	// metadata once the response is read to its end. The reflector then
+	// lists with it, page after page, and holds no page whole: it neither
+	// keeps a decoded page nor fetches the next one ahead. A page that
+	// fails part-way leaves the items it handed over in the sink until a
+	// list completes, as a list that fails after some pages does.
+	ListStream func(ctx context.Context, opts metav1.ListOptions, items ListItems) (metav1.ListMeta, error)
 	// Watch starts a watch.
 	Watch func(context.Context, metav1.ListOptions) (watch.Interface, error)
 	// WatchList enables watch-list streaming (sendInitialEvents) for the

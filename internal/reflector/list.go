@@ -10,29 +10,29 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// list lists all objects, page by page, into the sink. The next page is
-// fetched while the sink takes the current one, so that the server's work
-// and the decoding overlap the sink's; no more than these two pages are
-// held at a time.
+// list lists all objects, page by page, into the sink: with
+// Config.ListStream, each item as its page is read (see streamPage);
+// otherwise each page once returned whole, the next page being fetched
+// while the sink takes the current one, so that the server's work and
+// the decoding overlap the sink's, and no more than these two pages are
+// held at a time (see wholePage).
 func (r *Reflector[T, L]) list(ctx context.Context) bool {
 	rv := r.relistResourceVersion()
 	opts := listOptions(rv, r.pageSize(rv))
 	r.sink.StartList()
-	var next *pageFetch[L]
+	var ahead *pageFetch[L] // the next whole page, being fetched
 	defer func() {
-		if next != nil {
-			next.abandon()
+		if ahead != nil {
+			ahead.abandon()
 		}
 	}()
 	for {
-		var list L
+		var page metav1.ListMeta
 		var err error
-		if next != nil {
-			list, err = next.wait()
-			next = nil
+		if r.cfg.ListStream != nil {
+			page, err = r.streamPage(ctx, opts)
 		} else {
-			r.request(OpList)
-			list, err = r.cfg.List(ctx, opts)
+			page, err = r.wholePage(ctx, opts, &ahead)
 		}
 		if ctx.Err() != nil {
 			return false
@@ -51,37 +51,124 @@ func (r *Reflector[T, L]) list(ctx context.Context) bool {
 			rv = ""
 			opts = listOptions(rv, r.pageSize(rv))
 			continue
+		case isDecodeError(err):
+			r.cfg.OnError(OpDecode, err)
+			return false
 		default:
 			r.notServed = apierrors.IsNotFound(err)
 			r.cfg.OnError(OpList, err)
 			return false
 		}
 		r.notServed = false
-		cont := list.GetContinue()
-		if opts.Continue == "" && rv == "0" && cont != "" {
+		if opts.Continue == "" && rv == "0" && page.Continue != "" {
 			r.paginated = true
 		}
-		if cont != "" {
-			// A continuation carries its version in the token.
-			opts.Continue = cont
-			opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
-			next = r.fetchPage(ctx, opts)
-		}
-		if err := r.putItems(list); err != nil {
-			r.cfg.OnError(OpDecode, err)
-			return false
-		}
-		if cont == "" {
+		if page.Continue == "" {
 			r.rvUnavailable = false
 			r.sink.FinishList()
-			r.rv = list.GetResourceVersion()
+			r.rv = page.ResourceVersion
 			r.publish()
 			r.cfg.OnSuccess(OpList)
 			r.syncDone(OpList)
 			return true
 		}
+		opts = continued(opts, page.Continue)
 		r.logProgress()
 	}
+}
+
+// continued returns the options of the page after the one opts asked
+// for: a continuation carries its version in the token.
+func continued(opts metav1.ListOptions, token string) metav1.ListOptions {
+	opts.Continue = token
+	opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+	return opts
+}
+
+// streamPage lists the page opts asks for with Config.ListStream, each
+// item going to the sink as it is read.
+func (r *Reflector[T, L]) streamPage(ctx context.Context, opts metav1.ListOptions) (metav1.ListMeta, error) {
+	r.request(OpList)
+	items := streamItems[T, L]{r: r}
+	page, err := r.cfg.ListStream(ctx, opts, &items)
+	r.sink.Flush()
+	if items.bad != nil {
+		r.cfg.OnError(OpDecode, items.bad)
+	}
+	return page, err
+}
+
+// streamItems hands the items of a streamed page to the reflector's sink,
+// flushing it every page's worth of items, so that handlers follow a long
+// list.
+type streamItems[T Object, L List] struct {
+	r       *Reflector[T, L]
+	pending int   // items put since the last flush
+	bad     error // the first item that was not a T
+}
+
+func (s *streamItems[T, L]) Put(o runtime.Object) {
+	obj, ok := o.(T)
+	if !ok {
+		if s.bad == nil {
+			s.bad = fmt.Errorf("%s: list item is %T, want %T", s.r.cfg.Description, o, *new(T))
+		}
+		return
+	}
+	s.r.sink.Put(obj, FromOwnedListItem)
+	s.added()
+}
+
+func (s *streamItems[T, L]) Undecodable(u Undecodable) {
+	s.r.sink.Undecodable(u, false)
+	s.added()
+}
+
+func (s *streamItems[T, L]) added() {
+	s.r.received.Add(1)
+	if s.pending++; s.pending == defaultPageSize {
+		s.pending = 0
+		s.r.sink.Flush()
+		s.r.logProgress()
+	}
+}
+
+// wholePage lists the page opts asks for with Config.List, or takes it
+// from *ahead, where the previous call started fetching it; it starts
+// fetching the page after it into *ahead, then hands the items to the
+// sink.
+func (r *Reflector[T, L]) wholePage(ctx context.Context, opts metav1.ListOptions, ahead **pageFetch[L]) (metav1.ListMeta, error) {
+	var list L
+	var err error
+	if *ahead != nil {
+		list, err = (*ahead).wait()
+		*ahead = nil
+	} else {
+		r.request(OpList)
+		list, err = r.cfg.List(ctx, opts)
+	}
+	if err != nil {
+		return metav1.ListMeta{}, err
+	}
+	page := metav1.ListMeta{ResourceVersion: list.GetResourceVersion(), Continue: list.GetContinue()}
+	if page.Continue != "" {
+		*ahead = r.fetchPage(ctx, continued(opts, page.Continue))
+	}
+	if err := r.putItems(list); err != nil {
+		return metav1.ListMeta{}, decodeError{err}
+	}
+	return page, nil
+}
+
+// decodeError is a page that was fetched but could not be read: it is
+// reported as OpDecode rather than OpList.
+type decodeError struct{ error }
+
+func (e decodeError) Unwrap() error { return e.error }
+
+func isDecodeError(err error) bool {
+	_, ok := err.(decodeError)
+	return ok
 }
 
 // listOptions returns the options of the first request of a list at rv

@@ -29,6 +29,7 @@ type recordingSink struct {
 	once     sync.Once
 	onFinish func()            // called at FinishList, if set
 	onPut    func(name string) // called at Put, if set
+	origins  []Origin          // of every Put
 }
 
 func newSink() *recordingSink { return &recordingSink{synced: make(chan struct{})} }
@@ -41,6 +42,9 @@ func (s *recordingSink) add(c string) {
 func (s *recordingSink) StartList() { s.add("start") }
 func (s *recordingSink) Put(p *corev1.Pod, o Origin) {
 	s.add("put " + p.Name)
+	s.mu.Lock()
+	s.origins = append(s.origins, o)
+	s.mu.Unlock()
 	if s.onPut != nil {
 		s.onPut(p.Name)
 	}
