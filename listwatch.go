@@ -70,6 +70,14 @@ func NewListWatch[T Object, L List](
 //
 // Watch-list streaming is turned off for client-go's fake clients, which do
 // not implement it.
+//
+// The client decodes what it lists and watches, with its own codecs: each
+// object apart from every other, sharing nothing, and each list response
+// read whole before it is decoded. The informers of a Factory, over the
+// same clientset (NewFactory(clientset)) or a rest.Config, decode with the
+// library's decoders, which share equal parts across objects, and stream
+// their lists item by item (see ListWatch.StreamFunc and docs/memory.md):
+// prefer them where memory matters.
 func FromClient[T Object, L List](c Client[L]) *ListWatch[T, L] {
 	_, fake := c.(fakeClient)
 	return &ListWatch[T, L]{ListFunc: c.List, WatchFunc: c.Watch, DisableWatchList: fake}

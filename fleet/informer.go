@@ -30,11 +30,27 @@ type SharedInformer[T informers.Object] struct {
 	regs     []*Registration[T]
 }
 
-// requestKey tells a fleet's informers apart, as a factory does.
+// requestKey tells a fleet's informers apart, as a factory does: by
+// every option that makes a factory's informers differ.
 type requestKey struct {
 	typ                             reflect.Type
 	resource                        schema.GroupVersionResource
 	namespace, labels, fields, name string
+	namespaces                      string
+	namespaceMode                   informers.NamespaceMode
+	shard                           string
+}
+
+// keyOf returns the key of the informers of type T that opts asks for.
+func keyOf[T informers.Object](opts informers.Options[T]) requestKey {
+	k := requestKey{reflect.TypeFor[T](), opts.Resource, opts.Namespace, opts.LabelSelector, opts.FieldSelector, opts.Name,
+		opts.NamespaceSelector, opts.NamespaceMode, ""}
+	if s := opts.Shard; s != nil {
+		// An invalid shard fails on every cluster, whichever its key.
+		c := s.Canonical()
+		k.shard = string(c.Field) + "|" + c.Selector()
+	}
+	return k
 }
 
 // Informer returns the fleet's informer of objects of type T with default
@@ -49,12 +65,13 @@ func Informer[T informers.Object](fl *Fleet) *SharedInformer[T] {
 
 // InformerWith is Informer with options, which apply on every cluster as
 // informers.InformerWith applies them on one. Requests with the same type,
-// resource, namespace, selectors and name return the same informer; the
-// other options are those of the first request. A cluster that cannot
+// resource, namespace, selectors (of objects and of namespaces), namespace
+// mode, shard and name return the same informer; the other options are
+// those of the first request. A cluster that cannot
 // serve the informer (T unknown, a conflict with the cluster's factory)
 // reports it in the fleet's WaitForSync.
 func InformerWith[T informers.Object](fl *Fleet, opts informers.Options[T]) *SharedInformer[T] {
-	key := requestKey{reflect.TypeFor[T](), opts.Resource, opts.Namespace, opts.LabelSelector, opts.FieldSelector, opts.Name}
+	key := keyOf(opts)
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
 	for _, inf := range fl.informers {
@@ -81,10 +98,7 @@ func resourceOf[T informers.Object](fl *Fleet, opts informers.Options[T]) schema
 	return opts.Resource.GroupResource()
 }
 
-func (i *SharedInformer[T]) key() requestKey {
-	o := i.opts
-	return requestKey{reflect.TypeFor[T](), o.Resource, o.Namespace, o.LabelSelector, o.FieldSelector, o.Name}
-}
+func (i *SharedInformer[T]) key() requestKey { return keyOf(i.opts) }
 
 // attach creates the informer on m, with the indexes and handlers added
 // so far.
