@@ -57,12 +57,18 @@ var implementations = []implementation{
 	{
 		name:  "informers",
 		about: "this library's Factory with default options",
-		sync:  syncInformers(informers.FactoryOptions{}),
+		sync:  syncInformers(informers.FactoryOptions{}, shapeInformer),
 	},
 	{
 		name:  "informers-list",
 		about: "this library's Factory with FactoryOptions.DisableWatchList: a list, then a watch",
-		sync:  syncInformers(informers.FactoryOptions{DisableWatchList: true}),
+		sync:  syncInformers(informers.FactoryOptions{DisableWatchList: true}, shapeInformer),
+	},
+	{
+		name: "informers-view",
+		about: "this library's Factory, caching a view: of pods, their metadata, node, containers' names and images, " +
+			"phase and conditions; of any other resource, its metadata",
+		sync: syncInformers(informers.FactoryOptions{}, viewInformer),
 	},
 }
 
@@ -207,26 +213,16 @@ func controllerRuntimeObjects(r resource) (client.Object, client.ObjectList, err
 	return nil, nil, fmt.Errorf("controller-runtime: no object of shape %q", r.shape)
 }
 
-// syncInformers returns the sync of this library's Factory with opts.
-func syncInformers(opts informers.FactoryOptions) func(context.Context, *rest.Config, resource) (*syncedCache, error) {
+// syncInformers returns the sync of this library's Factory with opts, of
+// the informer that informerOf returns.
+func syncInformers(opts informers.FactoryOptions, informerOf func(*informers.Factory, resource) (informers.AnyInformer, error)) func(context.Context, *rest.Config, resource) (*syncedCache, error) {
 	return func(ctx context.Context, cfg *rest.Config, r resource) (*syncedCache, error) {
 		o := opts
 		o.RESTConfig = cfg
 		f := informers.NewFactoryWith(nil, o)
-		var inf informers.AnyInformer
-		switch r.shape {
-		case shapeTyped:
-			t, ok := typedFor(r.gvr)
-			if !ok {
-				return nil, fmt.Errorf("informers: no Go type for %s", gvrString(r.gvr))
-			}
-			inf = t.informer(f)
-		case shapeUnstructured:
-			inf = informers.InformerWith(f, informers.Options[*apiunstructured.Unstructured]{Resource: r.gvr})
-		case shapeMetadata:
-			inf = informers.InformerWith(f, informers.Options[*metav1.PartialObjectMetadata]{Resource: r.gvr})
-		default:
-			return nil, fmt.Errorf("informers: no informer of shape %q", r.shape)
+		inf, err := informerOf(f, r)
+		if err != nil {
+			return nil, err
 		}
 		runCtx, cancel := context.WithCancel(ctx)
 		f.Start(runCtx)
@@ -243,4 +239,21 @@ func syncInformers(opts informers.FactoryOptions) func(context.Context, *rest.Co
 			stop:    stop,
 		}, nil
 	}
+}
+
+// shapeInformer returns the informer of f of r's objects, in r's shape.
+func shapeInformer(f *informers.Factory, r resource) (informers.AnyInformer, error) {
+	switch r.shape {
+	case shapeTyped:
+		t, ok := typedFor(r.gvr)
+		if !ok {
+			return nil, fmt.Errorf("informers: no Go type for %s", gvrString(r.gvr))
+		}
+		return t.informer(f), nil
+	case shapeUnstructured:
+		return informers.InformerWith(f, informers.Options[*apiunstructured.Unstructured]{Resource: r.gvr}), nil
+	case shapeMetadata:
+		return informers.InformerWith(f, informers.Options[*metav1.PartialObjectMetadata]{Resource: r.gvr}), nil
+	}
+	return nil, fmt.Errorf("informers: no informer of shape %q", r.shape)
 }
