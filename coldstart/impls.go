@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubetyped/informers"
+	bf "github.com/kubetyped/informers/internal/benchfixtures"
 )
 
 // implementation is one way to sync a resource into a client-side cache,
@@ -48,6 +49,11 @@ var implementations = []implementation{
 		name:  "client-go",
 		about: "client-go's informer factory: a SharedIndexInformer (typed, dynamic or metadata), WatchListClient at client-go's default",
 		sync:  syncClientGo,
+	},
+	{
+		name:  "client-go-list",
+		about: "the same with client-go's WatchListClient feature gate off (KUBE_FEATURE_WatchListClient=false): a list, then a watch",
+		sync:  syncClientGoListing,
 	},
 	{
 		name:  "controller-runtime",
@@ -79,6 +85,17 @@ func implementationNames() []string {
 		names[i] = im.name
 	}
 	return names
+}
+
+// syncClientGoListing syncs r as syncClientGo does, with client-go's
+// WatchListClient feature gate off: its reflector lists, then watches.
+// The child process is the implementation's alone, so the gate is set for
+// good.
+func syncClientGoListing(ctx context.Context, cfg *rest.Config, r resource) (*syncedCache, error) {
+	if err := bf.SetClientGoWatchList(false); err != nil {
+		return nil, err
+	}
+	return syncClientGo(ctx, cfg, r)
 }
 
 // syncClientGo syncs r with client-go's informer factory of r's shape.

@@ -3,6 +3,7 @@ package moduletest
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,25 @@ import (
 
 // root is the library's module path.
 const root = "github.com/kubetyped/informers"
+
+// modCache is the module cache of the users' builds, the tests' own, so
+// that the library's modules are never mixed with this machine's; the
+// tests share it, so that what one downloads and compiles the next reuses.
+var modCache string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "moduletest-modcache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	modCache = dir
+	code := m.Run()
+	if err := os.RemoveAll(dir); err != nil { // -modcacherw: it can be removed
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
 
 // adapters are the directories of the modules a user installs beside the
 // library, relative to the repository's root.
@@ -90,6 +110,37 @@ func main() {
 		t.Fatal(err)
 	}
 	run(t, user, env, "go", "build", "-o", os.DevNull, ".")
+}
+
+// TestRunColdstartAtAVersion builds a file-system module proxy holding the
+// library and the coldstart module at the version the README installs,
+// then, outside the repository, runs the harness as docs/scale.md says a
+// user runs it without a clone: go run github.com/kubetyped/informers/
+// coldstart@version. Go refuses that for a module whose go.mod replaces
+// modules, and builds it against the library version its go.mod requires.
+func TestRunColdstartAtAVersion(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootVersion := ""
+	for _, g := range readmeGets(t, filepath.Join(repo, "README.md")) {
+		if path, version, _ := strings.Cut(strings.Fields(g)[2], "@"); path == root {
+			rootVersion = version
+		}
+	}
+	mf := parseGoMod(t, filepath.Join(repo, "coldstart", "go.mod"))
+	if len(mf.Replace) > 0 {
+		t.Fatalf("coldstart/go.mod replaces %s: go run coldstart@version would refuse it; replace in coldstart/go.work", mf.Replace[0].Old.Path)
+	}
+	if got := required(mf, root); got != rootVersion {
+		t.Fatalf("coldstart/go.mod requires %s %s; the README installs %s", root, got, rootVersion)
+	}
+	proxy := t.TempDir()
+	addModule(t, proxy, repo, root, rootVersion)
+	addModule(t, proxy, filepath.Join(repo, "coldstart"), root+"/coldstart", rootVersion)
+	user := t.TempDir()
+	run(t, user, userEnv(t, proxy), "go", "run", root+"/coldstart@"+rootVersion, "-help")
 }
 
 // readmeGets returns the go get commands of the README's Install section.
@@ -186,9 +237,8 @@ func addModule(t *testing.T, proxy, dir, path, version string) {
 // userEnv is the environment of a user outside the repository: the
 // library's modules come from proxy, every other module from what this
 // machine has downloaded already (the module cache's download directory is
-// itself a file proxy), then as it resolves modules already. The module
-// cache is the test's own, so that the library's modules are never mixed
-// with this machine's; they need no checksum database.
+// itself a file proxy), then as it resolves modules already, into
+// modCache; the library's modules need no checksum database.
 func userEnv(t *testing.T, proxy string) []string {
 	t.Helper()
 	goproxy := strings.TrimSpace(output(t, "go", "env", "GOPROXY"))
@@ -197,7 +247,7 @@ func userEnv(t *testing.T, proxy string) []string {
 	env := os.Environ()
 	for _, kv := range []string{
 		"GOPROXY=file://" + filepath.ToSlash(proxy) + "," + downloaded + "," + goproxy,
-		"GOMODCACHE=" + t.TempDir(),
+		"GOMODCACHE=" + modCache,
 		"GONOSUMDB=" + root,
 		"GOFLAGS=-mod=mod -modcacherw",
 		"GOWORK=off",
