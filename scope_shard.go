@@ -122,7 +122,9 @@ func narrowTo(s shard.Shard) func(*metav1.ListOptions) {
 
 // observeList learns from a list response whether the server filtered
 // it: a server that applies a shard selector echoes it in the list's
-// shardInfo. Lists without that field (unstructured ones) tell nothing.
+// shardInfo. Lists without that field (unstructured ones, read whole)
+// tell nothing; the metadata of a streamed list has it, whatever the
+// shape of its objects.
 func (st *shardState) observeList(l List) {
 	if sl, ok := any(l).(metav1.ShardedListInterface); ok {
 		if sl.GetShardInfo() != nil {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubetyped/informers"
@@ -19,6 +20,7 @@ import (
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/reflector"
+	"github.com/kubetyped/informers/internal/watchstream"
 )
 
 // Decoder is the library's decoder of the objects of one Go type, or of
@@ -27,11 +29,14 @@ import (
 // Invariant: unstructured is set for unstructured objects; otherwise typ
 // is set, with protobuf if the type decodes from protobuf, and json
 // returns its JSON decoder (made the first time a response is in JSON).
+// A decoder of views (NewViewDecoder) has bookmarks set, the JSON decoder
+// of the view that skips nothing, and a json that never returns nil.
 type Decoder struct {
 	typ          reflect.Type
 	protobuf     *protodec.Decoder
 	json         func() (*jsondec.Decoder, error)
 	unstructured *jsondec.Unstructured
+	bookmarks    *jsondec.Decoder
 }
 
 // NewDecoder returns the decoder of objects of type t, a pointer to a
@@ -64,6 +69,47 @@ func NewDecoder(t reflect.Type, skip []string) (*Decoder, error) {
 	return nil, nil
 }
 
+// NewViewDecoder returns the decoder of views of type view of a resource
+// whose Go type is api, such as *corev1.Pod: view is a pointer to a
+// struct that declares the fields of api a controller reads under their
+// JSON names, with its metadata (an informers.ViewMeta or a
+// metav1.ObjectMeta) under "metadata", as the informers package's
+// ViewMeta describes. If api decodes from protobuf (a built-in type), the
+// view is checked against it, the first field api has not or of a kind
+// api's cannot be decoded into being an error that names it, and views
+// are decoded from protobuf by a plan of both types; from JSON, always,
+// by the view's own plan. With api nil (a custom resource, or any type
+// the adapter does not know), the view's own fields are the schema and
+// views are decoded from JSON only. The fields the view lacks are skipped
+// on the wire, never built; skip names more, by the view's JSON paths.
+//
+// ListWatch asks for views in protobuf (if api decodes from it) or JSON,
+// and decodes every response with this decoder: a list in another format
+// fails, rather than decoding into api. The bookmarks of a watch are
+// decoded whole, whatever skip names: an informer reads the annotation
+// that ends a watch-list's initial events on them.
+func NewViewDecoder(view, api reflect.Type, skip []string) (*Decoder, error) {
+	if view == nil || !apiclient.IsView(view) {
+		return nil, fmt.Errorf("adapter: %v is not a view: a pointer to a struct with a metav1.Object (such as informers.ViewMeta) under \"metadata\"", view)
+	}
+	o := jsondec.Options{Share: true, Skip: skip}
+	jd, err := jsondec.New(view, o)
+	if err != nil {
+		return nil, fmt.Errorf("adapter: decoder of view %v: %w", view, err)
+	}
+	bookmarks, err := jsondec.New(view, jsondec.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("adapter: decoder of view %v: %w", view, err)
+	}
+	dec := &Decoder{typ: view, json: func() (*jsondec.Decoder, error) { return jd, nil }, bookmarks: bookmarks}
+	if api != nil && protodec.Supports(api) {
+		if dec.protobuf, err = protodec.NewView(view, api, o); err != nil {
+			return nil, fmt.Errorf("adapter: decoder of view %v of %v: %w", view, api, err)
+		}
+	}
+	return dec, nil
+}
+
 // NewUnstructuredDecoder returns the decoder of unstructured objects
 // (*unstructured.Unstructured), which decodes JSON in one pass as
 // client-go's unstructured.UnstructuredJSONScheme decodes it.
@@ -89,9 +135,17 @@ type Requests func(opts *metav1.ListOptions) *rest.Request
 //
 // The lists it returns hold each item in its own allocation: keeping one
 // keeps no other.
+//
+// With a decoder of views (NewViewDecoder), kind is the kind of the
+// resource the views are of (Pod for views of pods), newT makes views,
+// and codecs are not used: requests ask for protobuf or JSON, which dec
+// decodes.
 func ListWatch[T informers.Object](requests Requests, gvr schema.GroupVersionResource, kind string, dec *Decoder, newT func() T,
 	codecs serializer.CodecFactory) (*informers.ListWatch[T, informers.List], error) {
 	var funcs *apiclient.Funcs
+	if dec != nil && dec.bookmarks != nil {
+		return viewListWatch(requests, gvr, kind, dec, newT)
+	}
 	if dec != nil && dec.unstructured != nil {
 		funcs = apiclient.UnstructuredFuncs[T](requests, dec.unstructured, gvr, kind)
 	} else {
@@ -108,17 +162,22 @@ func ListWatch[T informers.Object](requests Requests, gvr schema.GroupVersionRes
 			return nil, fmt.Errorf("adapter: list-watch of %s: %w", apiclient.ResourceName(gvr), err)
 		}
 	}
-	lw := informers.NewListWatch[T](
+	return withStream(funcs, informers.NewListWatch[T](
 		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
 			return funcs.List(ctx, opts)
 		},
-		funcs.Watch)
+		funcs.Watch)), nil
+}
+
+// withStream returns lw with its StreamFunc set to funcs', if funcs
+// stream their lists.
+func withStream[T informers.Object](funcs *apiclient.Funcs, lw *informers.ListWatch[T, informers.List]) *informers.ListWatch[T, informers.List] {
 	if funcs.Stream != nil {
 		lw.StreamFunc = func(ctx context.Context, opts metav1.ListOptions, items informers.ListItems[T]) (metav1.ListMeta, error) {
 			return funcs.Stream(ctx, opts, listItems[T]{items})
 		}
 	}
-	return lw, nil
+	return lw
 }
 
 // listItems are the items of a ListWatch's StreamFunc, as the library's
@@ -141,6 +200,60 @@ func (l listItems[T]) Put(obj runtime.Object) {
 func (l listItems[T]) Undecodable(u reflector.Undecodable) {
 	ns, name, uid, rv := u.Identity()
 	l.items.Undecodable(&informers.UndecodableObjectError{Key: types.NamespacedName{Namespace: ns, Name: name}, UID: uid, ResourceVersion: rv, Err: u})
+}
+
+// noCodecs decode nothing: a list of views in a format the view's
+// decoders do not decode fails, naming its kind, rather than decoding
+// into the full type.
+var noCodecs = serializer.NewCodecFactory(runtime.NewScheme())
+
+// viewListWatch is ListWatch with dec, a decoder of views: requests ask
+// for protobuf, if dec decodes it, or JSON; lists are decoded by dec,
+// watches by dec but for their bookmarks, decoded whole.
+func viewListWatch[T informers.Object](requests Requests, gvr schema.GroupVersionResource, kind string, dec *Decoder, newT func() T) (*informers.ListWatch[T, informers.List], error) {
+	what := apiclient.ResourceName(gvr)
+	if t := reflect.TypeOf(newT()); t != dec.typ {
+		return nil, fmt.Errorf("adapter: list-watch of %s: objects of type %v for a decoder of views %v", what, t, dec.typ)
+	}
+	accept := runtime.ContentTypeJSON
+	if dec.protobuf != nil {
+		accept = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	}
+	viewRequests := func(opts *metav1.ListOptions) *rest.Request {
+		return requests(opts).SetHeader("Accept", accept)
+	}
+	funcs, err := apiclient.RequestFuncs(viewRequests, gvr, kind, dec.protobuf, dec.json, newT, noCodecs)
+	if err != nil {
+		return nil, fmt.Errorf("adapter: list-watch of %s: %w", what, err)
+	}
+	jd, _ := dec.json() // never nil, never failing: made by NewViewDecoder
+	objects := jsondec.EventDecoder(jd, newT)
+	decoders := watchstream.Decoders[T]{JSON: func(data []byte, bookmark bool) (T, error) {
+		if bookmark {
+			return decoded.Object(dec.bookmarks, data, newT)
+		}
+		return objects(data, false)
+	}}
+	if dec.protobuf != nil {
+		decoders.Protobuf = protodec.EventDecoder(dec.protobuf, newT)
+	}
+	return withStream(funcs, informers.NewListWatch[T](
+		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
+			return funcs.List(ctx, opts)
+		},
+		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.Watch = true
+			body, err := viewRequests(&opts).Throttle(nil).Stream(ctx)
+			if err != nil {
+				return nil, err
+			}
+			// The stream's format is told by its first bytes.
+			w, err := watchstream.FromResponse(ctx, body, "", kind, decoders)
+			if err != nil {
+				return nil, fmt.Errorf("adapter: watch of %s: %w", what, err)
+			}
+			return w, nil
+		})), nil
 }
 
 // Undecodable returns the items of l, a list that a ListWatch's list

@@ -18,6 +18,10 @@
 //     type, JSON for unstructured objects. Objects it decodes share their
 //     equal strings and parts; make one per informer and share it between
 //     the list-watches of its namespaces.
+//   - NewViewDecoder makes the decoder of a view (see the informers
+//     package's ViewMeta) of a resource, given the Go type of the
+//     resource's kind if the adapter knows it: protobuf by a plan of
+//     both types for built-in types, JSON by the view's own plan.
 //   - ListWatch builds an informers.ListWatch over the adapter's requests,
 //     decoding with a Decoder (or without one, by client-go's codecs and
 //     the generated code).

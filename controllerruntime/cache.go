@@ -41,6 +41,9 @@ type Cache struct {
 	codecs     serializer.CodecFactory
 	paramCodec runtime.ParameterCodec
 	byObject   map[schema.GroupVersionKind]*cache.ByObject
+	// views maps the kind of each view in the scheme to the resource it
+	// views (Options.Views).
+	views map[schema.GroupVersionKind]schema.GroupVersionResource
 
 	mu      sync.Mutex
 	types   map[typeKey]*typeCache
@@ -99,6 +102,11 @@ func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 
 // New is NewCache returning the *Cache.
 func New(cfg *rest.Config, opts cache.Options) (*Cache, error) {
+	return newCache(cfg, opts, nil)
+}
+
+// newCache is New with the views of Options.Views.
+func newCache(cfg *rest.Config, opts cache.Options, views map[client.Object]schema.GroupVersionResource) (*Cache, error) {
 	if opts.NewInformer != nil {
 		return nil, errors.New("controllerruntime: cache.Options.NewInformer makes client-go informers, which this cache replaces")
 	}
@@ -135,12 +143,15 @@ func New(cfg *rest.Config, opts cache.Options) (*Cache, error) {
 		types:      map[typeKey]*typeCache{},
 		started:    make(chan struct{}),
 	}
+	if err := c.setViews(views); err != nil {
+		return nil, err
+	}
 	for obj, bo := range opts.ByObject {
 		gvk, err := apiutil.GVKForObject(obj, opts.Scheme)
 		if err != nil {
 			return nil, fmt.Errorf("controllerruntime: ByObject: %w", err)
 		}
-		namespaced, err := apiutil.IsObjectNamespaced(obj, opts.Scheme, opts.Mapper)
+		namespaced, err := c.isNamespaced(obj, gvk)
 		if err != nil {
 			return nil, fmt.Errorf("controllerruntime: ByObject: is %v namespaced: %w", gvk, err)
 		}
@@ -236,15 +247,23 @@ func (c *Cache) typeFor(gvk schema.GroupVersionKind, sh shape, create bool) (tc 
 	if !create {
 		return nil, started, &cache.ErrResourceNotCached{GVK: gvk}
 	}
-	mapping, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	_, isView := c.views[gvk]
+	if isView && sh != typed {
+		return nil, started, fmt.Errorf("controllerruntime: %v is a view, cached as its Go type only, not unstructured or as metadata", gvk)
+	}
+	mapping, err := c.mappingFor(gvk)
 	if err != nil {
 		return nil, started, err
 	}
 	tc = &typeCache{key: key, namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}
 	for _, pc := range partsFor(&c.opts, c.byObject[gvk], tc.namespaced) {
 		dec := new(partDecoder)
-		lwFor := func(ns string) (*informers.ListWatch[client.Object, informers.List], error) {
-			lw, err := c.listWatch(gvk, mapping.Resource, sh, ns, dec)
+		lwFor := func(ns string) (lw *informers.ListWatch[client.Object, informers.List], err error) {
+			if isView {
+				lw, err = c.viewListWatch(gvk, mapping.GroupVersionKind, mapping.Resource, ns, dec)
+			} else {
+				lw, err = c.listWatch(gvk, mapping.Resource, sh, ns, dec)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -253,10 +272,13 @@ func (c *Cache) typeFor(gvk schema.GroupVersionKind, sh shape, create bool) (tc 
 		}
 		o := pc.informerOptions(nil)
 		o.Resource = mapping.Resource
-		if clear := c.clearSkipped(c.goType(gvk, sh)); clear != nil && o.Transform != nil {
-			o.Transform = informers.Chain(clear, o.Transform)
-		} else if clear != nil {
-			o.Transform = clear
+		// A view's decoder decodes every object: none has fields to clear.
+		if clear := c.clearSkipped(c.goType(gvk, sh)); clear != nil && !isView {
+			if o.Transform != nil {
+				o.Transform = informers.Chain(clear, o.Transform)
+			} else {
+				o.Transform = clear
+			}
 		}
 		var inf *informers.SharedInformer[client.Object]
 		if sel := c.namespaceSelectorFor(gvk, tc.namespaced, pc.namespace); sel != "" {

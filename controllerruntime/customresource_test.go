@@ -122,3 +122,32 @@ func TestCacheCustomResources(t *testing.T) {
 	}})
 	require.ErrorContains(t, err, `no field "nothing"`)
 }
+
+// Unstructured objects of a group the scheme does not know are listed and
+// watched: the requests' options are encoded as meta.k8s.io/v1's, not
+// converted through the scheme to the resource's group version.
+func TestCacheUnstructuredOfGroupNotInScheme(t *testing.T) {
+	env, cs := sharedServer(t)
+	dyn := dynamic.NewForConfigOrDie(env.Config())
+	ctx := testutil.Context(t, time.Minute)
+	require.NoError(t, bf.CreateApplicationCRD(ctx, dyn))
+	ns := testutil.Namespace(t, cs)
+	a := bf.NewApplication(0, 1)
+	a.Namespace, a.ResourceVersion, a.UID, a.CreationTimestamp, a.Finalizers = ns, "", "", metav1.Time{}, nil
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a)
+	require.NoError(t, err)
+	_, err = dyn.Resource(bf.ApplicationResource).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: m}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	scheme := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(scheme))
+	c, err := controllerruntime.New(env.Config(), cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	require.NoError(t, err)
+	startCache(t, c)
+	require.True(t, c.WaitForCacheSync(ctx))
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(bf.ApplicationGV.WithKind("ApplicationList"))
+	require.NoError(t, c.List(ctx, l))
+	require.Len(t, l.Items, 1)
+	require.Equal(t, a.Name, l.Items[0].GetName())
+}

@@ -26,15 +26,18 @@ import (
 // default.
 type Decoding struct {
 	// Disable turns the library's decoder off: objects are decoded by
-	// client-go's codecs and the generated code, and share nothing.
+	// client-go's codecs and the generated code, and share nothing. It
+	// cannot be set with Options.Views: views are decoded by the
+	// library's decoders only.
 	Disable bool
 	// SkipFields names, per type, fields never decoded, by JSON paths
 	// such as metadata.managedFields or spec.containers.env: they read as
 	// zero values, in the cache and in what reads copy from it. Types are
 	// given by an object, as in ByObject; a metadata-only informer's by
 	// &metav1.PartialObjectMetadata{}. Custom resources with a Go type are
-	// named by their json names; unstructured objects, whose Go type
-	// names no kind, cannot be given.
+	// named by their json names, views (Options.Views) by their view
+	// object and their own json names; unstructured objects, whose Go
+	// type names no kind, cannot be given.
 	SkipFields map[client.Object][]string
 }
 

@@ -12,7 +12,28 @@
 //
 // NewCacheWithOptions adds what cache.Options has no field for: a
 // namespace selector that follows namespace labels while the cache runs
-// (Options.NamespaceSelector), and how objects are decoded.
+// (Options.NamespaceSelector), how objects are decoded, and views
+// (Options.Views).
+//
+// A view is a struct of the fields of a resource a controller reads (see
+// the informers package's ViewMeta), which the cache decodes each object
+// straight into, so that it holds only those. Being a client.Object of
+// its own, a view is registered in the manager's scheme under a kind of
+// its own, which no server serves, with its list type, and Options.Views
+// maps it to the resource it views:
+//
+//	scheme.AddKnownTypeWithName(viewsGV.WithKind("PodView"), &PodView{})
+//	scheme.AddKnownTypeWithName(viewsGV.WithKind("PodViewList"), &PodViewList{})
+//	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+//		Scheme: scheme,
+//		NewCache: controllerruntime.NewCacheWithOptions(controllerruntime.Options{
+//			Views: map[client.Object]schema.GroupVersionResource{&PodView{}: corev1.SchemeGroupVersion.WithResource("pods")},
+//		}),
+//	})
+//
+// Get, List, GetInformer and controllers' watches then serve the view as
+// any type. Never write a view back: an update made from one drops every
+// field it omits; patch the fields you own instead.
 //
 // Source feeds a controller's work queue from a typed informer of ours,
 // for builder.WatchesRawSource.

@@ -178,10 +178,12 @@ func (k kindSetter) Put(obj client.Object) {
 func (k kindSetter) Undecodable(err *informers.UndecodableObjectError) { k.items.Undecodable(err) }
 
 // requests returns the list and watch requests of gvr in namespace ns
-// ("" for all) through rc.
+// ("" for all) through rc. The options are encoded as meta.k8s.io/v1's,
+// which every resource takes: the scheme need not know the resource's
+// group (a custom resource cached unstructured or as a view).
 func (c *Cache) requests(rc rest.Interface, gvr schema.GroupVersionResource, ns string) func(*metav1.ListOptions) *rest.Request {
 	return func(opts *metav1.ListOptions) *rest.Request {
-		req := rc.Get().Resource(gvr.Resource).VersionedParams(opts, c.paramCodec)
+		req := rc.Get().Resource(gvr.Resource).SpecificallyVersionedParams(opts, metav1.ParameterCodec, metav1.SchemeGroupVersion)
 		if ns != "" {
 			req = req.Namespace(ns)
 		}

@@ -1,6 +1,7 @@
 package controllerruntime
 
 import (
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,35 @@ type Options struct {
 	// RBAC), one cluster-wide watch filtered by the cache, or (the zero
 	// value) whichever suits the selection.
 	NamespaceMode informers.NamespaceMode
+	// Views are the views the cache serves, each given by an object of its
+	// Go type, as in ByObject, with the resource it views:
+	//
+	//	Views: map[client.Object]schema.GroupVersionResource{
+	//		&PodView{}: corev1.SchemeGroupVersion.WithResource("pods"),
+	//	},
+	//
+	// A view is a struct of the fields of a resource a controller reads,
+	// under the JSON names of the resource's type, with its metadata (an
+	// informers.ViewMeta or a metav1.ObjectMeta) under "metadata", as the
+	// informers package's ViewMeta describes; the cache decodes each
+	// object straight into it, so that it holds only those fields. Being
+	// a client.Object of its own, a view is registered in the scheme
+	// under a kind of its own, which no server serves, with its list type
+	// for List (PodView and PodViewList); Get, List, GetInformer,
+	// IndexField and controllers' watches (builder.For, source.Kind) then
+	// serve it as any type, its settings in ByObject, SkipFields and
+	// NamespaceSelectorByObject given by a view object. A view of a
+	// built-in type is checked against the type's fields when it is first
+	// asked for (a field the type has not is an error naming it).
+	//
+	// Never write a view back: it holds only the fields it names, and an
+	// update made from one (its JSON sent as the object, or a full object
+	// filled from it) drops every field it omits. The client refuses to
+	// write a view itself, its REST mapper knowing no resource of the
+	// view's kind; change objects with patches of the fields you own,
+	// through the full type or unstructured. See docs/adapters.md and
+	// docs/memory.md.
+	Views map[client.Object]schema.GroupVersionResource
 }
 
 // NewCacheWithOptions returns a cache.NewCacheFunc, for the manager's
@@ -59,12 +89,15 @@ func NewCacheWithOptions(o Options) cache.NewCacheFunc {
 
 // NewWithOptions is New with Options.
 func NewWithOptions(cfg *rest.Config, opts cache.Options, o Options) (*Cache, error) {
-	c, err := New(cfg, opts)
+	c, err := newCache(cfg, opts, o.Views)
 	if err != nil {
 		return nil, err
 	}
 	if err := c.setDecoding(o.Decoding); err != nil {
 		return nil, err
+	}
+	if o.Decoding.Disable && len(o.Views) > 0 {
+		return nil, errors.New("controllerruntime: Decoding.Disable cannot be set with Views: the library's decoders are the only ones that decode views")
 	}
 	sel := namespaceSelection{namespaceSelector: o.NamespaceSelector, namespaceMode: o.NamespaceMode}
 	for obj, s := range o.NamespaceSelectorByObject {

@@ -36,13 +36,14 @@ const faultWait = time.Minute
 
 // TestFaultMatrix runs every combination of the informer options that
 // change how a cache is filled (see matrixCombos), for config maps and for
-// a custom resource, typed and unstructured (see matrixResources), through
-// each fault an
-// informer meets in production (see matrixServers), with churn before,
-// during and after the fault. After each fault, within convergeWithin,
-// every cache must hold exactly the server's objects (of its selection
-// and shard), by UID and resource version, and every handler's events,
-// replayed, must give its cache. docs/testing.md describes it.
+// a custom resource, typed, unstructured and as views (see
+// matrixResources), through each fault an informer meets in production
+// (see matrixServers), with churn before, during and after the fault.
+// After each fault, within convergeWithin, every cache must hold exactly
+// the server's objects (of its selection and shard), by UID and resource
+// version, a view's fields equal to the server object's, and every
+// handler's events, replayed, must give its cache. docs/testing.md
+// describes it.
 //
 // For each fault, all combinations run at once, each informer in a
 // factory of its own with a transport of its own (faults), in a namespace
@@ -381,13 +382,18 @@ const (
 // every list spans several pages.
 const matrixPageSize = 7
 
-// matrixCombos returns every combination: 3 × 2 × 2 × 6 × 2.
+// matrixCombos returns every combination: 3 × 2 × 2 × 6 × 2 of the
+// resources that have every kind, and 2 × 2 × 2 × 5 × 2 of the views,
+// which have no interned kind.
 func matrixCombos() []combo {
 	var out []combo
 	for _, resource := range matrixResources() {
 		for _, watchList := range []bool{false, true} {
 			for _, pageSize := range []int64{0, matrixPageSize} {
 				for _, kind := range []informerKind{plainInformer, transformedInformer, internedInformer, shardedInformer, namespaceSelectedInformer, namespaceSelectedClusterWideInformer} {
+					if kind == internedInformer && resource.view {
+						continue
+					}
 					for _, selected := range []bool{false, true} {
 						out = append(out, combo{resource, watchList, pageSize, kind, selected})
 					}
@@ -423,11 +429,15 @@ type matrixResource struct {
 	// filtered. kube-apiserver 1.37 filters custom resources too, but
 	// does not echo the shard selector in their lists' shardInfo (it
 	// sets it only on lists that implement metav1.ShardedListInterface,
-	// which UnstructuredList does not): a typed informer, whose list type
-	// has the field, concludes that the client filters; an unstructured
-	// one, whose list tells nothing, receives nothing outside its shard
-	// and so never learns.
+	// which UnstructuredList does not): an informer of a custom
+	// resource, typed or unstructured, whose streamed list's metadata
+	// has no shardInfo, concludes that the client filters.
 	shardFilter shard.Filter
+	// view is set for a view of the resource (a matrixView), asked for by
+	// its resource. The library's decoders are the only ones that decode
+	// views (DisableDecoder cannot be set): a view has no interned
+	// combination.
+	view bool
 	// start is startMatrixInformer of the Go type.
 	start func(t *testing.T, env *testenv.Env, ns string, c combo, i int) *matrixInformer
 }
@@ -436,15 +446,22 @@ type matrixResource struct {
 // gadgets (see createGadgetCRDIn), which the server serves as JSON only.
 var matrixGadgets = schema.GroupVersion{Group: "faults.example.com", Version: "v1"}
 
-// matrixResources are the resources of the matrix: config maps, and
-// gadgets both typed (decoded by the library's JSON decoder) and
-// unstructured (by its unstructured decoder).
+// matrixResources are the resources of the matrix: config maps, typed
+// (decoded by the library's protobuf decoder) and as a view
+// (configMapView, by its view decoder, from protobuf), and gadgets typed
+// (decoded by the library's JSON decoder), unstructured (by its
+// unstructured decoder) and as a view (gadgetView, a type the scheme does
+// not know, whose kind discovery tells, decoded from JSON by the view's
+// own plan).
 func matrixResources() []*matrixResource {
+	configMaps := corev1.SchemeGroupVersion.WithResource("configmaps")
 	gadgets := matrixGadgets.WithResource("gadgets")
 	return []*matrixResource{
-		{"configmap", corev1.SchemeGroupVersion.WithResource("configmaps"), nil, shard.FilterServer, startMatrixInformer[*corev1.ConfigMap]},
-		{"gadget", gadgets, gadgetSchemeOf(matrixGadgets), shard.FilterClient, startMatrixInformer[*Gadget]},
-		{"gadget-unstructured", gadgets, nil, shard.FilterUnknown, startMatrixInformer[*unstructured.Unstructured]},
+		{name: "configmap", gvr: configMaps, shardFilter: shard.FilterServer, start: startMatrixInformer[*corev1.ConfigMap]},
+		{name: "gadget", gvr: gadgets, scheme: gadgetSchemeOf(matrixGadgets), shardFilter: shard.FilterClient, start: startMatrixInformer[*Gadget]},
+		{name: "gadget-unstructured", gvr: gadgets, shardFilter: shard.FilterClient, start: startMatrixInformer[*unstructured.Unstructured]},
+		{name: "configmap-view", gvr: configMaps, shardFilter: shard.FilterServer, view: true, start: startMatrixInformer[*configMapView]},
+		{name: "gadget-view", gvr: gadgets, shardFilter: shard.FilterClient, view: true, start: startMatrixInformer[*gadgetView]},
 	}
 }
 

@@ -2,9 +2,12 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetyped/informers"
@@ -69,7 +73,7 @@ func startMatrixInformer[T informers.Object](t *testing.T, env *testenv.Env, ns 
 	cfg.WrapTransport = m.faults.wrap
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: c.resource.scheme, Namespace: ns, Backoff: fastBackoff, OnError: m.errs.record})
 	opts := informers.Options[T]{PageSize: c.pageSize}
-	if _, ok := any(*new(T)).(*unstructured.Unstructured); ok {
+	if _, ok := any(*new(T)).(*unstructured.Unstructured); ok || c.resource.view {
 		opts.Resource = c.resource.gvr
 	}
 	if c.selected {
@@ -176,6 +180,11 @@ func (m *matrixInformer) check(server []metav1.Object) string {
 	if d := diff(want, cached); d != "" {
 		return "cache against the server: " + d
 	}
+	if m.resource.view {
+		if d := viewsDiff(server, m.cached()); d != "" {
+			return "views against the server: " + d
+		}
+	}
 	for j, h := range m.handlers {
 		view, problems := h.view()
 		if len(problems) > 0 {
@@ -186,6 +195,76 @@ func (m *matrixInformer) check(server []metav1.Object) string {
 		}
 	}
 	return ""
+}
+
+// matrixView is a view of the matrix: fields returns what the check
+// compares of it with the server's object, besides its UID and version.
+type matrixView interface {
+	informers.Object
+	fields() any
+}
+
+// configMapView is a view of config maps: their labels and data.
+type configMapView struct {
+	informers.ViewMeta `json:"metadata"`
+	Data               map[string]string `json:"data"`
+}
+
+func (v *configMapView) DeepCopyObject() runtime.Object { return informers.DeepCopyView(v) }
+
+// fields are the labels, which the churn flips, and the data, which it
+// updates. Annotations, which transformed informers mark, are left out.
+func (v *configMapView) fields() any {
+	return struct {
+		Labels, Data map[string]string
+	}{v.Labels, v.Data}
+}
+
+// fields are the labels, which the churn flips, and the spec, which it
+// updates.
+func (g *gadgetView) fields() any {
+	return struct {
+		Labels map[string]string
+		Size   int64
+	}{g.Labels, g.Spec.Size}
+}
+
+// viewsDiff says how the fields of cached, views that the diff of their
+// versions found at the versions of the server's objects of the same
+// names, differ from those objects' (unstructured), projected into the
+// view as encoding/json projects them; "" if they do not.
+func viewsDiff(server, cached []metav1.Object) string {
+	byKey := make(map[string]metav1.Object, len(server))
+	for _, o := range server {
+		byKey[keyOf(o)] = o
+	}
+	var differ []string
+	for _, o := range cached {
+		v, ok := o.(matrixView)
+		if !ok {
+			return fmt.Sprintf("%s is a %T, not a view", keyOf(o), o)
+		}
+		u, ok := byKey[keyOf(o)].(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Sprintf("%s: the server's object is a %T, not unstructured", keyOf(o), byKey[keyOf(o)])
+		}
+		b, err := json.Marshal(u.Object)
+		if err != nil {
+			return fmt.Sprintf("%s: encoding the server's object: %v", keyOf(o), err)
+		}
+		want := reflect.New(reflect.TypeOf(v).Elem()).Interface().(matrixView)
+		if err := json.Unmarshal(b, want); err != nil {
+			return fmt.Sprintf("%s: projecting the server's object into a %T: %v", keyOf(o), want, err)
+		}
+		if !reflect.DeepEqual(want.fields(), v.fields()) {
+			differ = append(differ, fmt.Sprintf("%s has %+v, not %+v", keyOf(o), v.fields(), want.fields()))
+		}
+	}
+	if len(differ) == 0 {
+		return ""
+	}
+	slices.Sort(differ)
+	return fmt.Sprintf("%d differ %s", len(differ), firstFew(differ))
 }
 
 // describe says what the informer did, for a failure message.
@@ -328,6 +407,42 @@ func TestMatrixChecks(t *testing.T) {
 			}
 			require.Len(t, problems, 1)
 			assert.Contains(t, problems[0], tc.problem)
+		})
+	}
+}
+
+// The matrix's check of views finds a view whose fields differ from the
+// server's object's, and one that is no view.
+func TestMatrixViewChecks(t *testing.T) {
+	server := func(name, v string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"namespace": "ns", "name": name, "uid": "u-" + name, "resourceVersion": "10", "labels": map[string]any{selectedLabel: "yes"}},
+			"data":     map[string]any{"v": v},
+		}}
+	}
+	view := func(name, v string, labels map[string]string) *configMapView {
+		return &configMapView{ViewMeta: informers.ViewMeta{Namespace: "ns", Name: name, UID: types.UID("u-" + name), ResourceVersion: "10", Labels: labels}, Data: map[string]string{"v": v}}
+	}
+	selected := map[string]string{selectedLabel: "yes"}
+	servers := []metav1.Object{server("a", "1"), server("b", "2")}
+	for _, tc := range []struct {
+		name   string
+		cached []metav1.Object
+		want   string // "" if none
+	}{
+		{"equal", []metav1.Object{view("a", "1", selected), view("b", "2", selected)}, ""},
+		{"data differs", []metav1.Object{view("a", "1", selected), view("b", "3", selected)}, "1 differ [ns/b has {Labels:map[fault-matrix/selected:yes] Data:map[v:3]}, not {Labels:map[fault-matrix/selected:yes] Data:map[v:2]}]"},
+		{"labels differ", []metav1.Object{view("a", "1", map[string]string{selectedLabel: "no"})}, "1 differ [ns/a has"},
+		{"not a view", []metav1.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}}, "ns/a is a *v1.ConfigMap, not a view"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := viewsDiff(servers, tc.cached)
+			if tc.want == "" {
+				assert.Empty(t, got)
+				return
+			}
+			assert.Contains(t, got, tc.want)
 		})
 	}
 }
