@@ -395,6 +395,9 @@ func matrixCombos() []combo {
 						continue
 					}
 					for _, selected := range []bool{false, true} {
+						if selected && resource.view {
+							continue // a view selects as its full type does
+						}
 						out = append(out, combo{resource, watchList, pageSize, kind, selected})
 					}
 				}
