@@ -446,6 +446,16 @@ func benchSyncVariants(managedFields bool) []benchSyncVariant {
 // client-go's codecs, ours with the library's decoder (see
 // benchWireSyncVariants). fixture=json is a custom resource instead of
 // pods, served as JSON by an HTTP server (see benchInitialSyncJSON).
+//
+// fixture=server serves pods with managedFields over HTTP, in protobuf,
+// from an API server in this process, which every implementation reads
+// by its real client path as the bytes arrive: a watch-list stream, lists
+// in pages of 500, or a list answered whole (path=watchlist, list,
+// list-pages=1), for client-go's informer of the clientset, our factory
+// and our views; B/op counts the allocations of the client and of the
+// server, which are few (see bench_server_test.go). Its counts are 10k and
+// 100k, and 1M too when INFORMERS_BENCH_1M is set: the encoded pods alone
+// take 5.4 GB then.
 func BenchmarkInitialSync(b *testing.B) {
 	for _, count := range []int{10_000, 100_000} {
 		for _, managedFields := range []bool{false, true} {
@@ -465,6 +475,10 @@ func BenchmarkInitialSync(b *testing.B) {
 			}
 			benchInitialSyncJSON(b, count, managedFields)
 		}
+		benchInitialSyncServer(b, count)
+	}
+	if benchMillion() {
+		benchInitialSyncServer(b, 1_000_000)
 	}
 }
 
@@ -493,8 +507,9 @@ func benchInitialSync(b *testing.B, v benchSyncVariant, src benchSource, count i
 
 // benchMeasureSync measures syncs of count objects: start builds and
 // starts a cache whose handler calls onAdd for every object, and returns
-// how to stop it; a sync ends when onAdd has been called count times. It
-// reports peak-MB, peak-live-MB, retained-MB and retained-B/obj.
+// how to stop it; a sync ends when onAdd has been called count times, and
+// fails after benchSyncTimeout. It reports peak-MB, peak-live-MB,
+// retained-MB and retained-B/obj.
 func benchMeasureSync(b *testing.B, count int, start func(onAdd func()) (stop func())) {
 	n := int64(count)
 	// syncOnce builds and syncs a cache, sampling the heap meanwhile.
@@ -507,7 +522,11 @@ func benchMeasureSync(b *testing.B, count int, start func(onAdd func()) (stop fu
 				close(all)
 			}
 		})
-		<-all
+		select {
+		case <-all:
+		case <-time.After(benchSyncTimeout):
+			b.Fatalf("sync not done after %v: %d of %d objects added", benchSyncTimeout, adds.Load(), n)
+		}
 		peak = heap.Stop()
 		return stop, peak, heap.LivePeak()
 	}
