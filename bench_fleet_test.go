@@ -47,6 +47,7 @@ func BenchmarkFleet(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.Cleanup(func() { _ = enc.Close() }) // after the server's
 		// Lists paged as asked, and no watch-list, as a server without
 		// the feature: every implementation lists, then watches.
 		if servers[n], err = bf.NewPodServer(enc, bf.PodServerOptions{NoWatchList: true}); err != nil {

@@ -457,7 +457,7 @@ func benchSyncVariants(managedFields bool) []benchSyncVariant {
 // and our views; B/op counts the allocations of the client and of the
 // server, which are few (see bench_server_test.go). Its counts are 10k and
 // 100k, and 1M too when INFORMERS_BENCH_1M is set: the encoded pods alone
-// take 5.4 GB then.
+// take 5.4 GB then, beside the cache under test.
 func BenchmarkInitialSync(b *testing.B) {
 	for _, count := range []int{10_000, 100_000} {
 		for _, managedFields := range []bool{false, true} {

@@ -26,6 +26,7 @@ func podServerFixture(t *testing.T, opts bf.PodServerOptions) (*bf.PodList, *bf.
 	pods := bf.NewPodList(7, bf.PodOptions{Namespaces: 2, Nodes: 3, ManagedFields: true, Seed: 1})
 	enc, err := bf.EncodePods(pods)
 	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, enc.Close()) }) // after the server's, which runs first
 	require.Equal(t, 7, enc.Len())
 	opts.ChunkSize = 100
 	s, err := bf.NewPodServer(enc, opts)
