@@ -1,11 +1,14 @@
 # Side-by-side benchmarks with client-go v0.37.2 (bench_test.go), included
 # by the Makefile. `make bench` runs them, summarizes them with benchstat
 # (pinned in internal/tools/go.mod) and draws benchmarks.svg; see
-# BENCHMARKS.md. About 25 minutes on 2 cores at the default count.
+# BENCHMARKS.md. About 35 minutes on 2 cores at the default count.
 #
 #   make bench                          # everything, 5 runs each
 #   make bench BENCH=Update BENCH_COUNT=2
 #   INFORMERS_E2E_BENCH=1 make bench BENCH=EndToEnd   # real apiserver
+#   INFORMERS_BENCH_1M=1 make bench BENCH='InitialSync/pods=1000000/fixture=server/path=.*/impl=informers' BENCH_COUNT=1
+#   INFORMERS_BENCH_1M=1 make bench BENCH='Query/pods=1000000/' BENCH_COUNT=1
+#                                     # 1M pods: about 10 and 15 GB of memory
 
 BENCH       ?= .
 BENCH_COUNT ?= 5

@@ -2,17 +2,13 @@ package informers_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"runtime/pprof"
 	"strconv"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -27,8 +23,9 @@ import (
 // cluster a server of its own that speaks protobuf over HTTP as the API
 // server does (its pods drawn with a seed of its own: other names, UIDs,
 // nodes and template hashes, the same kinds of images and labels), then
-// attaches one cluster more. impl=informers is a fleet (package fleet),
-// whose factories share one decoder; impl=informers-unshared is ten of
+// attaches one cluster more. The servers are benchfixtures.PodServer,
+// which pages lists and does not serve watch-list. impl=informers is a
+// fleet (package fleet), whose factories share one decoder; impl=informers-unshared is ten of
 // our factories, each with decoders of its own; impl=informers-shared ten
 // of our factories sharing one Decoders, as a fleet's do, without the
 // fleet; impl=clientgo is ten client-go factories, one per cluster, with
@@ -38,24 +35,27 @@ import (
 // decoder, which decodes one object at a time, they take turns);
 // attach-ms is how long the eleventh cluster takes from attach to synced,
 // and attach-cpu-ms the CPU time the process (the servers included, which
-// send pages encoded beforehand) spends meanwhile, which other processes
+// send pods encoded beforehand) spends meanwhile, which other processes
 // on the machine do not inflate. One op is the whole run.
 func BenchmarkFleet(b *testing.B) {
 	const clusters, count = 10, 10_000
-	servers := make([]*httptest.Server, clusters+1)
+	servers := make([]*bf.PodServer, clusters+1)
 	for n := range servers {
 		o := benchSpread
 		o.Seed = uint64(n + 1)
-		wire, err := bf.NewWirePods(bf.NewPodList(count, o), bf.Protobuf, benchPageSize)
+		enc, err := bf.EncodePods(bf.NewPodList(count, o))
 		if err != nil {
 			b.Fatal(err)
 		}
-		servers[n] = httptest.NewServer(benchAPIServer(wire))
+		b.Cleanup(func() { _ = enc.Close() }) // after the server's
+		// Lists paged as asked, and no watch-list, as a server without
+		// the feature: every implementation lists, then watches.
+		if servers[n], err = bf.NewPodServer(enc, bf.PodServerOptions{NoWatchList: true}); err != nil {
+			b.Fatal(err)
+		}
 		b.Cleanup(servers[n].Close)
 	}
-	config := func(n int) *rest.Config {
-		return &rest.Config{Host: servers[n].URL, ContentConfig: rest.ContentConfig{ContentType: "application/vnd.kubernetes.protobuf"}, QPS: -1}
-	}
+	config := func(n int) *rest.Config { return servers[n].Config() }
 	clientGo := func(ctx context.Context, n int) (func(), func() error, error) {
 		cs, err := kubernetes.NewForConfig(config(n))
 		if err != nil {
@@ -155,45 +155,4 @@ func BenchmarkFleet(b *testing.B) {
 			b.ReportMetric(attachCPU/float64(b.N), "attach-cpu-ms")
 		})
 	}
-}
-
-// benchAPIServer serves wire's pods as an API server does, enough for
-// client-go's informers and ours: discovery of the core group, lists in
-// pages of protobuf, watches that stay open and send nothing, and a 400
-// for watch-list requests, as a server without the feature.
-func benchAPIServer(wire *bf.WirePods) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/api/v1", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(metav1.APIResourceList{
-			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
-			GroupVersion: "v1",
-			APIResources: []metav1.APIResource{{Name: "pods", Namespaced: true, Kind: "Pod", Verbs: metav1.Verbs{"list", "watch"}}},
-		})
-	})
-	mux.HandleFunc("/api/v1/pods", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if q.Get("watch") == "true" || q.Get("watch") == "1" {
-			if q.Get("sendInitialEvents") == "true" {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusBadRequest)
-				json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure, Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest, Message: "watch-list is not served"})
-				return
-			}
-			w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
-			w.WriteHeader(http.StatusOK)
-			w.(http.Flusher).Flush()
-			<-r.Context().Done()
-			return
-		}
-		limit, _ := strconv.ParseInt(q.Get("limit"), 10, 64)
-		body, err := wire.ListBytes(metav1.ListOptions{Limit: limit, Continue: q.Get("continue")})
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
-		w.Write(body)
-	})
-	return mux
 }

@@ -66,6 +66,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -446,6 +448,16 @@ func benchSyncVariants(managedFields bool) []benchSyncVariant {
 // client-go's codecs, ours with the library's decoder (see
 // benchWireSyncVariants). fixture=json is a custom resource instead of
 // pods, served as JSON by an HTTP server (see benchInitialSyncJSON).
+//
+// fixture=server serves pods with managedFields over HTTP, in protobuf,
+// from an API server in this process, which every implementation reads
+// by its real client path as the bytes arrive: a watch-list stream, lists
+// in pages of 500, or a list answered whole (path=watchlist, list,
+// list-pages=1), for client-go's informer of the clientset, our factory
+// and our views; B/op counts the allocations of the client and of the
+// server, which are few (see bench_server_test.go). Its counts are 10k and
+// 100k, and 1M too when INFORMERS_BENCH_1M is set: the encoded pods alone
+// take 5.4 GB then, beside the cache under test.
 func BenchmarkInitialSync(b *testing.B) {
 	for _, count := range []int{10_000, 100_000} {
 		for _, managedFields := range []bool{false, true} {
@@ -465,6 +477,10 @@ func BenchmarkInitialSync(b *testing.B) {
 			}
 			benchInitialSyncJSON(b, count, managedFields)
 		}
+		benchInitialSyncServer(b, count)
+	}
+	if benchMillion() {
+		benchInitialSyncServer(b, 1_000_000)
 	}
 }
 
@@ -493,8 +509,9 @@ func benchInitialSync(b *testing.B, v benchSyncVariant, src benchSource, count i
 
 // benchMeasureSync measures syncs of count objects: start builds and
 // starts a cache whose handler calls onAdd for every object, and returns
-// how to stop it; a sync ends when onAdd has been called count times. It
-// reports peak-MB, peak-live-MB, retained-MB and retained-B/obj.
+// how to stop it; a sync ends when onAdd has been called count times, and
+// fails after benchSyncTimeout. It reports peak-MB, peak-live-MB,
+// retained-MB and retained-B/obj.
 func benchMeasureSync(b *testing.B, count int, start func(onAdd func()) (stop func())) {
 	n := int64(count)
 	// syncOnce builds and syncs a cache, sampling the heap meanwhile.
@@ -507,7 +524,11 @@ func benchMeasureSync(b *testing.B, count int, start func(onAdd func()) (stop fu
 				close(all)
 			}
 		})
-		<-all
+		select {
+		case <-all:
+		case <-time.After(benchSyncTimeout):
+			b.Fatalf("sync not done after %v: %d of %d objects added", benchSyncTimeout, adds.Load(), n)
+		}
 		peak = heap.Stop()
 		return stop, peak, heap.LivePeak()
 	}
@@ -559,46 +580,114 @@ func BenchmarkSyncScale(b *testing.B) {
 // BenchmarkQuery measures reads of a synced cache of 100k realistic pods in
 // 50 namespaces on 500 nodes, with no writes: Get by key, List of one
 // namespace (2 000 pods), lookup in an index by spec.nodeName (200 pods),
-// and a label selector over all pods (matching 3 300).
+// and a label selector over all pods (matching 3 300). With
+// INFORMERS_BENCH_1M set it measures a cache of 1M pods too (10 times as
+// many per namespace and node; each cache takes about 11 GB then).
+//
+// Each cache is built, read by its users' ways and stopped before the
+// next, so that no two are alive at once. ns/op is the mean over random
+// pods among 4 096; op=get also reports p50-ns and p99-ns, the latency of
+// 100 000 single Gets of random pods among all, each timed on its own
+// (the clock read it includes is benchGetLatency's clock-ns).
 func BenchmarkQuery(b *testing.B) {
-	const count = 100_000
-	pods := benchPods(count, false)
-	opts := benchCacheOptions{NodeIndex: true}
-	src := benchSource{List: benchFresh(pods), Watch: idleWatch}
-	clientGo := benchStart(b, benchClientGoImpl, src, opts).(*benchClientGo)
-	defer clientGo.Stop()
-	ours := benchStart(b, benchInformersImpl, src, opts).(*benchInformers)
-	defer ours.Stop()
-	floor := benchStart(b, benchFloorImpl, src, opts).(*benchFloorCache)
-	defer floor.Stop()
+	counts := []int{100_000}
+	if benchMillion() {
+		counts = append(counts, 1_000_000)
+	}
+	for _, count := range counts {
+		benchQueryCount(b, count)
+	}
+}
 
+// benchQueryCaches are the caches Query reads, and the ways each is read.
+var benchQueryCaches = []struct {
+	impl    benchImpl
+	queries func(pods *bf.PodList, sel labels.Selector, c benchCache) []benchQuery
+}{
+	{benchClientGoImpl, func(pods *bf.PodList, sel labels.Selector, c benchCache) []benchQuery {
+		return benchClientGoQueries(pods, sel, c.(*benchClientGo))
+	}},
+	{benchInformersImpl, func(pods *bf.PodList, sel labels.Selector, c benchCache) []benchQuery {
+		return benchInformersQueries(pods, sel, c.(*benchInformers))
+	}},
+	{benchFloorImpl, func(pods *bf.PodList, sel labels.Selector, c benchCache) []benchQuery {
+		return benchFloorQueries(pods, sel, c.(*benchFloorCache))
+	}},
+}
+
+// benchQueryCount runs Query on a cache of count pods.
+func benchQueryCount(b *testing.B, count int) {
+	var pods *bf.PodList
+	if count <= 100_000 {
+		pods = benchPods(count, false)
+	} else {
+		pods = bf.NewPodList(count, benchSpread) // shared with no one: not kept
+	}
 	sel := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/component": "api", "team": "team-3"})
-	queries := benchQueries(pods, sel, clientGo, ours, floor)
-
 	rng := rand.New(rand.NewPCG(5, 6))
 	picks := make([]int, 4096)
 	for i := range picks {
 		picks[i] = rng.IntN(count)
 	}
-	for _, op := range []string{"get", "list-namespace", "index-node", "select-labels"} {
-		for _, q := range queries {
-			query := q.ops[op]
-			if query == nil {
-				continue
+	src := benchSource{List: benchFresh(pods), Watch: idleWatch}
+	for _, qc := range benchQueryCaches {
+		c := benchStart(b, qc.impl, src, benchCacheOptions{NodeIndex: true})
+		queries := qc.queries(pods, sel, c)
+		for _, op := range []string{"get", "list-namespace", "index-node", "select-labels"} {
+			for _, q := range queries {
+				query := q.ops[op]
+				if query == nil {
+					continue
+				}
+				b.Run(fmt.Sprintf("pods=%d/op=%s/impl=%s", count, op, q.name), func(b *testing.B) {
+					if query(picks[0]) == 0 {
+						b.Fatalf("%s found nothing", op)
+					}
+					b.ReportAllocs()
+					i := 0
+					for b.Loop() {
+						query(picks[i&(len(picks)-1)])
+						i++
+					}
+					if op == "get" {
+						benchGetLatency(b, query, count)
+					}
+				})
 			}
-			b.Run(fmt.Sprintf("pods=%d/op=%s/impl=%s", count, op, q.name), func(b *testing.B) {
-				if query(picks[0]) == 0 {
-					b.Fatalf("%s found nothing", op)
-				}
-				b.ReportAllocs()
-				i := 0
-				for b.Loop() {
-					query(picks[i&(len(picks)-1)])
-					i++
-				}
-			})
 		}
+		c.Stop()
+		// The next cache is built in the memory this one held, not
+		// beside it.
+		debug.FreeOSMemory()
 	}
+}
+
+// benchGetLatency reports the p50 and p99 of 100 000 single calls of get,
+// each given a random pod among count and timed on its own, as p50-ns and
+// p99-ns, and what the timing itself takes, the median of timing nothing,
+// as clock-ns.
+func benchGetLatency(b *testing.B, get func(i int) int, count int) {
+	const samples = 100_000
+	rng := rand.New(rand.NewPCG(7, 8))
+	keys := make([]int, samples)
+	for i := range keys {
+		keys[i] = rng.IntN(count)
+	}
+	took := make([]time.Duration, samples)
+	for i, k := range keys {
+		start := time.Now()
+		get(k)
+		took[i] = time.Since(start)
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[samples/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(took[samples*99/100].Nanoseconds()), "p99-ns")
+	for i := range took {
+		start := time.Now()
+		took[i] = time.Since(start)
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[samples/2].Nanoseconds()), "clock-ns")
 }
 
 // benchQuery is an implementation's way of doing each query: given the
@@ -609,77 +698,93 @@ type benchQuery struct {
 	ops  map[string]func(i int) int
 }
 
-func benchQueries(pods *bf.PodList, sel labels.Selector, cg *benchClientGo, ours *benchInformers, floor *benchFloorCache) []benchQuery {
+// benchMust panics if err is not nil: the queries cannot fail.
+func benchMust(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// benchOne counts the object of a Get.
+func benchOne(_ *corev1.Pod, err error) int {
+	benchMust(err)
+	return 1
+}
+
+// benchLen counts the objects of a List.
+func benchLen(objs []*corev1.Pod, err error) int {
+	benchMust(err)
+	return len(objs)
+}
+
+// benchSeqLen counts the objects of an iterator.
+func benchSeqLen(seq func(func(*corev1.Pod) bool)) int {
+	n := 0
+	for range seq {
+		n++
+	}
+	return n
+}
+
+// benchClientGoQueries are client-go users' ways of reading cg: untyped,
+// and through the typed wrappers and generated listers.
+func benchClientGoQueries(pods *bf.PodList, sel labels.Selector, cg *benchClientGo) []benchQuery {
 	indexer := cg.Informer.GetIndexer()
 	typedIndexer := cache.NewTypedSharedIndexInformer[*corev1.Pod](cg.Informer).GetTypedIndexer()
 	podLister := corelisters.NewPodLister(indexer)
-	lister := ours.Informer.Lister()
-	// Queries that cannot fail panic if they do.
-	must := func(err error) {
-		if err != nil {
-			panic(err)
-		}
-	}
-	one := func(p *corev1.Pod, err error) int {
-		must(err)
-		return 1
-	}
-	length := func(objs []*corev1.Pod, err error) int {
-		must(err)
-		return len(objs)
-	}
 	// asserted is what client-go users do with []interface{}.
 	asserted := func(objs []any, err error) int {
-		must(err)
+		benchMust(err)
 		for _, o := range objs {
 			_ = o.(*corev1.Pod)
 		}
 		return len(objs)
-	}
-	seqLen := func(seq func(func(*corev1.Pod) bool)) int {
-		n := 0
-		for range seq {
-			n++
-		}
-		return n
 	}
 	return []benchQuery{
 		{"clientgo", map[string]func(int) int{
 			"get": func(i int) int {
 				ns, name := pods.Key(i)
 				obj, _, err := indexer.GetByKey(ns + "/" + name)
-				must(err)
-				return one(obj.(*corev1.Pod), nil)
+				benchMust(err)
+				return benchOne(obj.(*corev1.Pod), nil)
 			},
 			"list-namespace": func(i int) int {
 				ns, _ := pods.Key(i)
 				n := 0
-				must(cache.ListAllByNamespace(indexer, ns, labels.Everything(), func(o any) { _ = o.(*corev1.Pod); n++ }))
+				benchMust(cache.ListAllByNamespace(indexer, ns, labels.Everything(), func(o any) { _ = o.(*corev1.Pod); n++ }))
 				return n
 			},
 			"index-node": func(i int) int { return asserted(indexer.ByIndex(benchNodeIndex, pods.Node(i))) },
 			"select-labels": func(int) int {
 				n := 0
-				must(cache.ListAll(indexer, sel, func(o any) { _ = o.(*corev1.Pod); n++ }))
+				benchMust(cache.ListAll(indexer, sel, func(o any) { _ = o.(*corev1.Pod); n++ }))
 				return n
 			},
 		}},
 		{"clientgo-typed", map[string]func(int) int{
 			"get": func(i int) int {
 				ns, name := pods.Key(i)
-				return one(podLister.Pods(ns).Get(name))
+				return benchOne(podLister.Pods(ns).Get(name))
 			},
 			"list-namespace": func(i int) int {
 				ns, _ := pods.Key(i)
-				return length(podLister.Pods(ns).List(labels.Everything()))
+				return benchLen(podLister.Pods(ns).List(labels.Everything()))
 			},
-			"index-node":    func(i int) int { return length(typedIndexer.ByTypedIndex(benchNodeIndex, pods.Node(i))) },
-			"select-labels": func(int) int { return length(podLister.List(sel)) },
+			"index-node":    func(i int) int { return benchLen(typedIndexer.ByTypedIndex(benchNodeIndex, pods.Node(i))) },
+			"select-labels": func(int) int { return benchLen(podLister.List(sel)) },
 		}},
+	}
+}
+
+// benchInformersQueries are our users' ways of reading ours: slices, and
+// iterators.
+func benchInformersQueries(pods *bf.PodList, sel labels.Selector, ours *benchInformers) []benchQuery {
+	lister := ours.Informer.Lister()
+	return []benchQuery{
 		{"informers", map[string]func(int) int{
 			"get": func(i int) int {
 				ns, name := pods.Key(i)
-				return one(lister.Namespace(ns).Get(name))
+				return benchOne(lister.Namespace(ns).Get(name))
 			},
 			"list-namespace": func(i int) int {
 				ns, _ := pods.Key(i)
@@ -691,15 +796,21 @@ func benchQueries(pods *bf.PodList, sel labels.Selector, cg *benchClientGo, ours
 		{"informers-iter", map[string]func(int) int{
 			"list-namespace": func(i int) int {
 				ns, _ := pods.Key(i)
-				return seqLen(lister.Namespace(ns).All())
+				return benchSeqLen(lister.Namespace(ns).All())
 			},
-			"index-node":    func(i int) int { return seqLen(ours.Nodes.All(pods.Node(i))) },
-			"select-labels": func(int) int { return seqLen(lister.Select(sel)) },
+			"index-node":    func(i int) int { return benchSeqLen(ours.Nodes.All(pods.Node(i))) },
+			"select-labels": func(int) int { return benchSeqLen(lister.Select(sel)) },
 		}},
+	}
+}
+
+// benchFloorQueries read the floor.
+func benchFloorQueries(pods *bf.PodList, sel labels.Selector, floor *benchFloorCache) []benchQuery {
+	return []benchQuery{
 		{"floor", map[string]func(int) int{
 			"get": func(i int) int {
 				p, _ := floor.Get(pods.Key(i))
-				return one(p, nil)
+				return benchOne(p, nil)
 			},
 			"list-namespace": func(i int) int {
 				ns, _ := pods.Key(i)
