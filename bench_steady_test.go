@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -138,6 +139,10 @@ type steadyResult struct {
 //
 //	go test -run '^$' -bench SteadyStateGC -benchtime 1x -count 3 -timeout 60m . -steady.pods=1000000
 func BenchmarkSteadyStateGC(b *testing.B) {
+	if *steadyPods <= 0 || *steadyRate <= 0 || *steadyDuration < steadyBatchInterval {
+		b.Fatalf("-steady.pods=%d -steady.rate=%d -steady.duration=%s: want pods and rate above 0 and a duration of at least %s",
+			*steadyPods, *steadyRate, *steadyDuration, steadyBatchInterval)
+	}
 	for _, impl := range steadyImpls {
 		b.Run(fmt.Sprintf("pods=%d/rate=%d/impl=%s", *steadyPods, *steadyRate, impl.Name), func(b *testing.B) {
 			var sum steadyResult
@@ -240,7 +245,9 @@ func TestSteadyStateChild(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), *steadyDuration+20*time.Minute)
 	defer cancel()
-	stopWatchdog := steadyOrphanWatchdog(cancel)
+	ctx, orphaned := context.WithCancelCause(ctx)
+	defer orphaned(nil)
+	stopWatchdog := steadyOrphanWatchdog(orphaned)
 	defer stopWatchdog()
 
 	r, err := steadyMeasure(ctx, impl, *steadyPods, *steadyRate, *steadyDuration)
@@ -250,11 +257,16 @@ func TestSteadyStateChild(t *testing.T) {
 	fmt.Println(steadyResultPrefix + string(line))
 }
 
+// errSteadyOrphaned ends a child's work when the benchmark's process has
+// gone.
+var errSteadyOrphaned = errors.New("the benchmark's process has gone")
+
 // steadyOrphanWatchdog cancels the child's work if the benchmark's
 // process goes away without killing it (it timed out, or was killed
 // itself): the child is then re-parented, so its parent's id changes. It
-// returns a function that stops the watchdog and waits for it.
-func steadyOrphanWatchdog(cancel context.CancelFunc) (stop func()) {
+// checks every second, and returns a function that stops it and waits for
+// it.
+func steadyOrphanWatchdog(cancel context.CancelCauseFunc) (stop func()) {
 	parent := os.Getppid()
 	done, quit := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -267,7 +279,7 @@ func steadyOrphanWatchdog(cancel context.CancelFunc) (stop func()) {
 				return
 			case <-tick.C:
 				if os.Getppid() != parent {
-					cancel()
+					cancel(errSteadyOrphaned)
 					return
 				}
 			}
@@ -330,6 +342,9 @@ func steadyMeasure(ctx context.Context, impl benchImpl, count, rate int, d time.
 	}
 	events := make([]*corev1.Pod, total)
 	for i := range events {
+		if i%1000 == 0 && ctx.Err() != nil {
+			return steadyResult{}, fmt.Errorf("%s: building the updates: %w", impl.Name, context.Cause(ctx))
+		}
 		rv++
 		events[i] = bf.Modified(pods.Pod(rng.IntN(count)), rv)
 	}
@@ -396,9 +411,9 @@ func steadyAwait[T any](ctx context.Context, ch <-chan T, what string) error {
 		return nil
 	case <-ctx.Done():
 		if what == "" {
-			return ctx.Err()
+			return context.Cause(ctx)
 		}
-		return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		return fmt.Errorf("waiting for %s: %w", what, context.Cause(ctx))
 	}
 }
 
