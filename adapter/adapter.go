@@ -134,7 +134,9 @@ type Requests func(opts *metav1.ListOptions) *rest.Request
 // (built-in types).
 //
 // The lists it returns hold each item in its own allocation: keeping one
-// keeps no other.
+// keeps no other. Its StreamFunc, set where the library's decoders read
+// the responses, hands each item over as the response is read instead,
+// and the informers built on it list with it, holding no list whole.
 //
 // With a decoder of views (NewViewDecoder), kind is the kind of the
 // resource the views are of (Pod for views of pods), newT makes views,
