@@ -10,9 +10,9 @@ type item[T any] struct {
 // entry is one cached object and the buckets it sits in.
 // slots[0] is the all-objects bucket, slots[1] the namespace bucket, and the
 // rest are the custom index buckets, grouped by index in no fixed order.
+// Its key is its object's (KeyOf), which the entry does not keep again.
 type entry[T any] struct {
 	obj    T
-	key    Key
 	v      Version // as the server sent it, before any transform
 	gen    uint64
 	slots  []slot[T]

@@ -222,9 +222,9 @@ func (s *Store[T]) VersionOf(key Key) (Version, bool) {
 	return it.e.v, true
 }
 
-// PutLocked stores obj under key, with the server version v, marking it
-// seen in list generation gen, and returns the object and version it
-// replaced. Index values are recomputed; an update that keeps them
+// PutLocked stores obj under key, which must be KeyOf(obj), with the
+// server version v, marking it seen in list generation gen, and returns
+// the object and version it replaced. Index values are recomputed; an update that keeps them
 // replaces the object in place without allocating. A panicking index
 // function is returned as an *IndexFuncError and the object is left out of
 // that index.
@@ -232,7 +232,7 @@ func (s *Store[T]) PutLocked(key Key, obj T, v Version, gen uint64) (old T, oldV
 	it, existed := s.items[key]
 	e := it.e
 	if !existed {
-		e = &entry[T]{obj: obj, key: key, v: v, gen: gen}
+		e = &entry[T]{obj: obj, v: v, gen: gen}
 		e.slots = e.inline[:0]
 		e.slots = append(e.slots, s.all.add(e), s.nsBucket(key.Namespace).add(e))
 		var errs []error
@@ -315,7 +315,7 @@ func (s *Store[T]) Reset() {
 func (s *Store[T]) AppendStaleLocked(dst []Key, gen uint64) []Key {
 	for _, e := range s.all.entries {
 		if e.gen != gen {
-			dst = append(dst, e.key)
+			dst = append(dst, KeyOf(e.obj))
 		}
 	}
 	return dst
@@ -328,7 +328,7 @@ func (s *Store[T]) AppendStaleInNamespaceLocked(dst []Key, ns string, gen uint64
 	if b := s.byNS[ns]; b != nil {
 		for _, e := range b.entries {
 			if e.gen != gen {
-				dst = append(dst, e.key)
+				dst = append(dst, KeyOf(e.obj))
 			}
 		}
 	}

@@ -65,7 +65,6 @@ func checkInvariants(t *testing.T, s *Store[*corev1.Pod]) {
 		e := it.e
 		require.Same(t, e.obj, it.obj, "the map's object of %s", key)
 		require.Equal(t, key, KeyOf(e.obj))
-		require.Equal(t, key, e.key)
 		require.GreaterOrEqual(t, len(e.slots), fixedSlots)
 		require.Same(t, s.all, e.slots[0].b)
 		require.Same(t, s.byNS[key.Namespace], e.slots[1].b)
