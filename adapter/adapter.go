@@ -29,14 +29,14 @@ import (
 // Invariant: unstructured is set for unstructured objects; otherwise typ
 // is set, with protobuf if the type decodes from protobuf, and json
 // returns its JSON decoder (made the first time a response is in JSON).
-// A decoder of views (NewViewDecoder) has bookmarks set, the JSON decoder
-// of the view that skips nothing, and a json that never returns nil.
+// A decoder of views (NewViewDecoder) has view set, and a json that never
+// returns nil.
 type Decoder struct {
 	typ          reflect.Type
 	protobuf     *protodec.Decoder
 	json         func() (*jsondec.Decoder, error)
 	unstructured *jsondec.Unstructured
-	bookmarks    *jsondec.Decoder
+	view         bool
 }
 
 // NewDecoder returns the decoder of objects of type t, a pointer to a
@@ -97,11 +97,7 @@ func NewViewDecoder(view, api reflect.Type, skip []string) (*Decoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("adapter: decoder of view %v: %w", view, err)
 	}
-	bookmarks, err := jsondec.New(view, jsondec.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("adapter: decoder of view %v: %w", view, err)
-	}
-	dec := &Decoder{typ: view, json: func() (*jsondec.Decoder, error) { return jd, nil }, bookmarks: bookmarks}
+	dec := &Decoder{typ: view, json: func() (*jsondec.Decoder, error) { return jd, nil }, view: true}
 	if api != nil && protodec.Supports(api) {
 		if dec.protobuf, err = protodec.NewView(view, api, o); err != nil {
 			return nil, fmt.Errorf("adapter: decoder of view %v of %v: %w", view, api, err)
@@ -145,7 +141,7 @@ type Requests func(opts *metav1.ListOptions) *rest.Request
 func ListWatch[T informers.Object](requests Requests, gvr schema.GroupVersionResource, kind string, dec *Decoder, newT func() T,
 	codecs serializer.CodecFactory) (*informers.ListWatch[T, informers.List], error) {
 	var funcs *apiclient.Funcs
-	if dec != nil && dec.bookmarks != nil {
+	if dec != nil && dec.view {
 		return viewListWatch(requests, gvr, kind, dec, newT)
 	}
 	if dec != nil && dec.unstructured != nil {
@@ -210,8 +206,9 @@ func (l listItems[T]) Undecodable(u reflector.Undecodable) {
 var noCodecs = serializer.NewCodecFactory(runtime.NewScheme())
 
 // viewListWatch is ListWatch with dec, a decoder of views: requests ask
-// for protobuf, if dec decodes it, or JSON; lists are decoded by dec,
-// watches by dec but for their bookmarks, decoded whole.
+// for protobuf, if dec decodes it, or JSON; lists and watches are decoded
+// by dec, whose JSON event decoder keeps a bookmark's annotations whatever
+// it skips.
 func viewListWatch[T informers.Object](requests Requests, gvr schema.GroupVersionResource, kind string, dec *Decoder, newT func() T) (*informers.ListWatch[T, informers.List], error) {
 	what := apiclient.ResourceName(gvr)
 	if t := reflect.TypeOf(newT()); t != dec.typ {
@@ -229,13 +226,7 @@ func viewListWatch[T informers.Object](requests Requests, gvr schema.GroupVersio
 		return nil, fmt.Errorf("adapter: list-watch of %s: %w", what, err)
 	}
 	jd, _ := dec.json() // never nil, never failing: made by NewViewDecoder
-	objects := jsondec.EventDecoder(jd, newT)
-	decoders := watchstream.Decoders[T]{JSON: func(data []byte, bookmark bool) (T, error) {
-		if bookmark {
-			return decoded.Object(dec.bookmarks, data, newT)
-		}
-		return objects(data, false)
-	}}
+	decoders := watchstream.Decoders[T]{JSON: jsondec.EventDecoder(jd, newT)}
 	if dec.protobuf != nil {
 		decoders.Protobuf = protodec.EventDecoder(dec.protobuf, newT)
 	}

@@ -162,19 +162,10 @@ func viewDecoded[T Object](a *Client, t Target, ns string, dec Decoding, jd *jso
 			return nil, err
 		}
 	}
-	// Bookmarks are decoded whole, whatever the fields skipped: the
-	// reflector reads the annotation that ends a watch-list's initial
-	// events on them.
-	bookmarks, err := jsondec.New(view, jsondec.Options{})
-	if err != nil {
-		return nil, err
-	}
-	jsonEvent := func(data []byte, bookmark bool) (T, error) {
-		if bookmark {
-			return decoded.Object(bookmarks, data, newT)
-		}
-		return jsondec.EventDecoder(jd, newT)(data, false)
-	}
+	// A bookmark keeps its annotations whatever the fields skipped (see
+	// jsondec.EventDecoder): the reflector reads the one that ends a
+	// watch-list's initial events there.
+	jsonEvent := jsondec.EventDecoder(jd, newT)
 	// The decoders of the responses, made once the kind is known: the
 	// scheme's, or the one discovery tells.
 	var mu sync.Mutex
