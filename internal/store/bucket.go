@@ -17,11 +17,11 @@ type slot[T any] struct {
 	pos int
 }
 
-// add appends e's object and returns the slot that records it.
-func (b *bucket[T]) add(e *entry[T]) slot[T] {
+// add appends e's object and returns its position.
+func (b *bucket[T]) add(e *entry[T]) int {
 	b.objs = append(b.objs, e.obj)
 	b.entries = append(b.entries, e)
-	return slot[T]{b: b, pos: len(b.objs) - 1}
+	return len(b.objs) - 1
 }
 
 // remove takes out the element at pos by moving the last element into it.
@@ -31,7 +31,7 @@ func (b *bucket[T]) remove(pos int) {
 		moved := b.entries[last]
 		b.objs[pos] = b.objs[last]
 		b.entries[pos] = moved
-		moved.slotFor(b).pos = pos
+		moved.setPos(b, pos)
 	}
 	var zero T
 	b.objs[last] = zero

@@ -7,32 +7,70 @@ type item[T any] struct {
 	e   *entry[T]
 }
 
-// entry is one cached object and the buckets it sits in.
-// slots[0] is the all-objects bucket, slots[1] the namespace bucket, and the
-// rest are the custom index buckets, grouped by index in no fixed order.
-// Its key is its object's (KeyOf), which the entry does not keep again.
+// entry is one cached object and where it sits: its position in the
+// all-objects bucket, its namespace bucket and position there, and the
+// custom index buckets, which an entry of a store without custom indexes
+// has none of. Its key is its object's (KeyOf), which the entry does not
+// keep again. An entry without custom index slots takes 80 bytes.
 type entry[T any] struct {
 	obj    T
 	v      Version // as the server sent it, before any transform
 	gen    uint64
+	ns     *bucket[T]
+	allPos int
+	nsPos  int
+	ix     *indexSlots[T] // nil until the entry sits in a custom index bucket
+}
+
+// indexSlots holds the custom index buckets an entry sits in, grouped by
+// index in no fixed order.
+type indexSlots[T any] struct {
 	slots  []slot[T]
-	inline [3]slot[T] // backing array for slots, so most entries need one allocation
+	inline [1]slot[T] // backing array for slots, so one index needs one allocation
 }
 
-// slotFor returns the slot of bucket b; b must hold the entry.
-func (e *entry[T]) slotFor(b *bucket[T]) *slot[T] {
-	for i := range e.slots {
-		if e.slots[i].b == b {
-			return &e.slots[i]
-		}
+// indexSlots returns the custom index buckets the entry sits in.
+func (e *entry[T]) indexSlots() []slot[T] {
+	if e.ix == nil {
+		return nil
 	}
-	panic("store: entry is not in the bucket that holds it")
+	return e.ix.slots
 }
 
-// setObj replaces the object in every bucket the entry sits in.
-func (e *entry[T]) setObj(obj T) {
+// addIndexSlot records that the entry sits in a custom index bucket.
+func (e *entry[T]) addIndexSlot(s slot[T]) {
+	if e.ix == nil {
+		e.ix = &indexSlots[T]{}
+		e.ix.slots = e.ix.inline[:0]
+	}
+	e.ix.slots = append(e.ix.slots, s)
+}
+
+// setPos records the entry's new position in bucket b, which holds it.
+func (e *entry[T]) setPos(b *bucket[T], pos int) {
+	switch {
+	case b == e.ns:
+		e.nsPos = pos
+	case b.ix == nil:
+		e.allPos = pos
+	default:
+		for i := range e.indexSlots() {
+			if e.ix.slots[i].b == b {
+				e.ix.slots[i].pos = pos
+				return
+			}
+		}
+		panic("store: entry is not in the bucket that holds it")
+	}
+}
+
+// setObj replaces the object in every bucket the entry sits in; all is the
+// all-objects bucket.
+func (e *entry[T]) setObj(obj T, all *bucket[T]) {
 	e.obj = obj
-	for _, s := range e.slots {
+	all.objs[e.allPos] = obj
+	e.ns.objs[e.nsPos] = obj
+	for _, s := range e.indexSlots() {
 		s.b.objs[s.pos] = obj
 	}
 }

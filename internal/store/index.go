@@ -50,23 +50,28 @@ func (ix *index[T]) add(e *entry[T], vals []string) {
 			b = &bucket[T]{ix: ix, value: v}
 			ix.buckets[v] = b
 		}
-		e.slots = append(e.slots, b.add(e))
+		e.addIndexSlot(slot[T]{b: b, pos: b.add(e)})
 	}
 }
 
 // remove takes e out of every bucket of this index.
 func (ix *index[T]) remove(e *entry[T]) {
-	for i := len(e.slots) - 1; i >= fixedSlots; i-- {
-		s := e.slots[i]
+	if e.ix == nil {
+		return
+	}
+	slots := e.ix.slots
+	for i := len(slots) - 1; i >= 0; i-- {
+		s := slots[i]
 		if s.b.ix != ix {
 			continue
 		}
 		ix.removeFromBucket(s)
-		last := len(e.slots) - 1
-		e.slots[i] = e.slots[last]
-		e.slots[last] = slot[T]{}
-		e.slots = e.slots[:last]
+		last := len(slots) - 1
+		slots[i] = slots[last]
+		slots[last] = slot[T]{}
+		slots = slots[:last]
 	}
+	e.ix.slots = slots
 }
 
 func (ix *index[T]) removeFromBucket(s slot[T]) {
@@ -79,7 +84,7 @@ func (ix *index[T]) removeFromBucket(s slot[T]) {
 // sameValues reports whether e sits in exactly the buckets named by vals.
 func (ix *index[T]) sameValues(e *entry[T], vals []string) bool {
 	n := 0
-	for _, s := range e.slots[fixedSlots:] {
+	for _, s := range e.indexSlots() {
 		if s.b.ix != ix {
 			continue
 		}

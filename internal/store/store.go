@@ -16,9 +16,6 @@ type Key = types.NamespacedName
 // NamespaceIndex is the name of the built-in namespace index.
 const NamespaceIndex = "namespace"
 
-// fixedSlots is the number of buckets every entry sits in: all and namespace.
-const fixedSlots = 2
-
 // KeyOf returns the key of obj.
 func KeyOf(obj metav1.Object) Key {
 	return Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
@@ -232,9 +229,9 @@ func (s *Store[T]) PutLocked(key Key, obj T, v Version, gen uint64) (old T, oldV
 	it, existed := s.items[key]
 	e := it.e
 	if !existed {
-		e = &entry[T]{obj: obj, v: v, gen: gen}
-		e.slots = e.inline[:0]
-		e.slots = append(e.slots, s.all.add(e), s.nsBucket(key.Namespace).add(e))
+		e = &entry[T]{obj: obj, v: v, gen: gen, ns: s.nsBucket(key.Namespace)}
+		e.allPos = s.all.add(e)
+		e.nsPos = e.ns.add(e)
 		var errs []error
 		for _, ix := range s.indexes {
 			vals, err := ix.values(obj, key)
@@ -248,7 +245,7 @@ func (s *Store[T]) PutLocked(key Key, obj T, v Version, gen uint64) (old T, oldV
 	}
 	old, oldV = e.obj, e.v
 	e.gen, e.v = gen, v
-	e.setObj(obj)
+	e.setObj(obj, s.all)
 	s.items[key] = item[T]{obj: obj, e: e}
 	if len(s.indexes) == 0 {
 		return old, oldV, true, nil
@@ -285,13 +282,12 @@ func (s *Store[T]) DeleteLocked(key Key) (old T, existed bool) {
 	}
 	e := it.e
 	delete(s.items, key)
-	s.all.remove(e.slots[0].pos)
-	ns := e.slots[1]
-	ns.b.remove(ns.pos)
-	if ns.b.len() == 0 {
-		delete(s.byNS, ns.b.value)
+	s.all.remove(e.allPos)
+	e.ns.remove(e.nsPos)
+	if e.ns.len() == 0 {
+		delete(s.byNS, e.ns.value)
 	}
-	for _, sl := range e.slots[fixedSlots:] {
+	for _, sl := range e.indexSlots() {
 		sl.b.ix.removeFromBucket(sl)
 	}
 	return e.obj, true

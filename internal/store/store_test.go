@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,6 +55,11 @@ func del(s *Store[*corev1.Pod], ns, name string) bool {
 	return ok
 }
 
+// slotsOf returns every bucket e sits in: all, its namespace, its indexes.
+func slotsOf(s *Store[*corev1.Pod], e *entry[*corev1.Pod]) []slot[*corev1.Pod] {
+	return append([]slot[*corev1.Pod]{{b: s.all, pos: e.allPos}, {b: e.ns, pos: e.nsPos}}, e.indexSlots()...)
+}
+
 // checkInvariants verifies that every bucket holds exactly the objects that
 // belong in it, at the positions their entries record.
 func checkInvariants(t *testing.T, s *Store[*corev1.Pod]) {
@@ -65,17 +71,15 @@ func checkInvariants(t *testing.T, s *Store[*corev1.Pod]) {
 		e := it.e
 		require.Same(t, e.obj, it.obj, "the map's object of %s", key)
 		require.Equal(t, key, KeyOf(e.obj))
-		require.GreaterOrEqual(t, len(e.slots), fixedSlots)
-		require.Same(t, s.all, e.slots[0].b)
-		require.Same(t, s.byNS[key.Namespace], e.slots[1].b)
-		for _, sl := range e.slots {
+		require.Same(t, s.byNS[key.Namespace], e.ns)
+		for _, sl := range slotsOf(s, e) {
 			require.Same(t, e, sl.b.entries[sl.pos], "slot position of %s in %q", key, sl.b.value)
 			require.Same(t, e.obj, sl.b.objs[sl.pos])
 		}
 		for _, ix := range s.indexes {
 			want := slices.Compact(slices.Sorted(slices.Values(ix.fn(e.obj))))
 			var got []string
-			for _, sl := range e.slots[fixedSlots:] {
+			for _, sl := range e.indexSlots() {
 				if sl.b.ix == ix {
 					got = append(got, sl.b.value)
 				}
@@ -252,7 +256,7 @@ func checkInvariantsSkipping(t *testing.T, s *Store[*corev1.Pod]) {
 	s.RLock()
 	defer s.RUnlock()
 	for _, it := range s.items {
-		for _, sl := range it.e.slots {
+		for _, sl := range slotsOf(s, it.e) {
 			require.Same(t, it.e, sl.b.entries[sl.pos])
 		}
 	}
@@ -312,4 +316,13 @@ func TestBucketShrinks(t *testing.T) {
 	}
 	checkInvariants(t, s)
 	assert.Less(t, cap(s.all.objs), 200, "capacity given back")
+}
+
+// An entry of a store without custom indexes fits the 80-byte size class:
+// its size is most of what the store adds to each cached object.
+func TestEntrySize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are given for 64-bit platforms")
+	}
+	assert.EqualValues(t, 80, unsafe.Sizeof(entry[*corev1.Pod]{}))
 }
