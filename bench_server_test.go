@@ -120,10 +120,11 @@ type benchServerCache struct {
 
 // benchServerImpl is an implementation synced from a server: start
 // builds a cache of the pods of the server cfg reaches, with a handler
-// that calls onAdd for every pod, and starts it.
+// that calls onAdd for every pod added and onUpdate, unless nil, for
+// every update, and starts it.
 type benchServerImpl struct {
 	name  string
-	start func(ctx context.Context, cfg *rest.Config, watchList bool, onAdd func()) (*benchServerCache, error)
+	start func(ctx context.Context, cfg *rest.Config, watchList bool, onAdd, onUpdate func()) (*benchServerCache, error)
 }
 
 var benchServerImpls = []benchServerImpl{
@@ -136,7 +137,7 @@ var benchServerImpls = []benchServerImpl{
 // benchServerClientGo starts client-go's pod informer of the clientset of
 // cfg. Whether it streams is client-go's WatchListClient gate's to say,
 // which the caller sets.
-func benchServerClientGo(ctx context.Context, cfg *rest.Config, _ bool, onAdd func()) (*benchServerCache, error) {
+func benchServerClientGo(ctx context.Context, cfg *rest.Config, _ bool, onAdd, onUpdate func()) (*benchServerCache, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -146,7 +147,11 @@ func benchServerClientGo(ctx context.Context, cfg *rest.Config, _ bool, onAdd fu
 	if err := inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) { lastErr.Store(&err) }); err != nil {
 		return nil, err
 	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { onAdd() }}); err != nil {
+	h := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { onAdd() }}
+	if onUpdate != nil {
+		h.UpdateFunc = func(any, any) { onUpdate() }
+	}
+	if _, err := inf.AddEventHandler(h); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -165,8 +170,8 @@ func benchServerClientGo(ctx context.Context, cfg *rest.Config, _ bool, onAdd fu
 
 // benchServerInformers returns how to start our factory's informer of T
 // with opts, from cfg, streaming only if watchList.
-func benchServerInformers[T informers.Object](opts informers.Options[T]) func(context.Context, *rest.Config, bool, func()) (*benchServerCache, error) {
-	return func(ctx context.Context, cfg *rest.Config, watchList bool, onAdd func()) (*benchServerCache, error) {
+func benchServerInformers[T informers.Object](opts informers.Options[T]) func(context.Context, *rest.Config, bool, func(), func()) (*benchServerCache, error) {
+	return func(ctx context.Context, cfg *rest.Config, watchList bool, onAdd, onUpdate func()) (*benchServerCache, error) {
 		var lastErr atomic.Pointer[error]
 		f := informers.NewFactoryWith(nil, informers.FactoryOptions{
 			RESTConfig:       cfg,
@@ -174,7 +179,11 @@ func benchServerInformers[T informers.Object](opts informers.Options[T]) func(co
 			OnError:          func(err error) { lastErr.Store(&err) },
 		})
 		inf := informers.InformerWith(f, opts)
-		if _, err := inf.AddHandler(informers.HandlerFuncs[T]{OnAdd: func(T, bool) { onAdd() }}); err != nil {
+		h := informers.HandlerFuncs[T]{OnAdd: func(T, bool) { onAdd() }}
+		if onUpdate != nil {
+			h.OnUpdate = func(T, T) { onUpdate() }
+		}
+		if _, err := inf.AddHandler(h); err != nil {
 			return nil, err
 		}
 		// Our informers log the progress of long syncs, which go test
@@ -274,7 +283,7 @@ func benchSyncFromServer(b *testing.B, srv *bf.PodServer, path benchServerPath, 
 		c, err := impl.start(b.Context(), srv.Config(), path.watchList, func() {
 			adds.Add(1)
 			onAdd()
-		})
+		}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

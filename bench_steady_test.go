@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -31,7 +32,11 @@ var (
 	steadyPods     = flag.Int("steady.pods", 100_000, "BenchmarkSteadyStateGC: pods in the cache (1000000 for the product's figure)")
 	steadyRate     = flag.Int("steady.rate", 1000, "BenchmarkSteadyStateGC: updates per second")
 	steadyDuration = flag.Duration("steady.duration", 30*time.Second, "BenchmarkSteadyStateGC: how long updates are sent")
+	steadyFixture  = flag.String("steady.fixture", "", "BenchmarkSteadyStateGC: the fixture to run, objects or server (both when empty)")
 )
+
+// steadyFixtures are BenchmarkSteadyStateGC's fixtures, by name.
+var steadyFixtures = []string{"objects", "server"}
 
 // steadyChildEnv names, in a child of BenchmarkSteadyStateGC, the
 // implementation TestSteadyStateChild runs; unset, that test skips.
@@ -52,8 +57,9 @@ var steadyImpls = []benchImpl{benchClientGoImpl, benchInformersImpl}
 // steadyResult is what a child measured over its window, from the end of
 // its sync (and two collections) to the last update handled.
 type steadyResult struct {
-	Impl string `json:"impl"`
-	Pods int    `json:"pods"`
+	Impl    string `json:"impl"`
+	Fixture string `json:"fixture"`
+	Pods    int    `json:"pods"`
 	// Updates is how many updates were sent and handled in Seconds.
 	Updates int     `json:"updates"`
 	Seconds float64 `json:"seconds"`
@@ -145,35 +151,50 @@ func BenchmarkSteadyStateGC(b *testing.B) {
 		b.Fatalf("-steady.pods=%d -steady.rate=%d -steady.duration=%s: want pods and rate above 0 and a duration of at least %s",
 			*steadyPods, *steadyRate, *steadyDuration, steadyBatchInterval)
 	}
-	for _, impl := range steadyImpls {
-		b.Run(fmt.Sprintf("pods=%d/rate=%d/impl=%s", *steadyPods, *steadyRate, impl.Name), func(b *testing.B) {
-			var sum steadyResult
-			for b.Loop() {
-				r, err := steadyRunChild(b.Context(), impl.Name)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Logf("%s: sync %.1fs; %d updates in %.1fs; live heap %.0f MB, %.0f MB once they were handled; allocated %.1f MB; GC %.3f CPU-s in %d cycles; CPU %.2fs; a cycle forced after: %.3f CPU-s (runtime's count %.3f)",
-					r.Impl, r.SyncSeconds, r.Updates, r.Seconds, steadyMB(r.LiveHeapStart), steadyMB(r.LiveHeapEnd),
-					steadyMB(r.AllocBytes), r.GCCPUSeconds, r.GCCycles, r.CPUSeconds, r.CycleCPUSeconds, r.CycleGCCPUSeconds)
-				sum.GCCPUSeconds += r.GCCPUSeconds
-				sum.GCCycles += r.GCCycles
-				sum.CPUSeconds += r.CPUSeconds
-				sum.LiveHeapEnd += r.LiveHeapEnd
-				sum.AllocBytes += r.AllocBytes
-				sum.CycleCPUSeconds += r.CycleCPUSeconds
-				sum.PeakRSSBytes = max(sum.PeakRSSBytes, r.PeakRSSBytes)
-			}
-			n := float64(b.N)
-			b.ReportMetric(sum.GCCPUSeconds/n, "gc-cpu-s")
-			b.ReportMetric(float64(sum.GCCycles)/n, "gc-cycles")
-			b.ReportMetric(sum.CPUSeconds/n, "cpu-s")
-			b.ReportMetric(steadyMB(sum.LiveHeapEnd)/n, "live-heap-MB")
-			b.ReportMetric(steadyMB(sum.AllocBytes)/n, "alloc-MB")
-			b.ReportMetric(sum.CycleCPUSeconds*1e3/n, "gc-cpu-ms/cycle")
-			b.ReportMetric(steadyMB(sum.PeakRSSBytes), "peak-rss-MB")
-		})
+	fixtures := steadyFixtures
+	if *steadyFixture != "" {
+		if !slices.Contains(steadyFixtures, *steadyFixture) {
+			b.Fatalf("-steady.fixture=%s: want one of %v", *steadyFixture, steadyFixtures)
+		}
+		fixtures = []string{*steadyFixture}
 	}
+	for _, fixture := range fixtures {
+		for _, impl := range steadyImpls {
+			benchSteadyStateGC(b, fixture, impl)
+		}
+	}
+}
+
+// benchSteadyStateGC runs BenchmarkSteadyStateGC's children of impl on
+// fixture.
+func benchSteadyStateGC(b *testing.B, fixture string, impl benchImpl) {
+	b.Run(fmt.Sprintf("pods=%d/rate=%d/fixture=%s/impl=%s", *steadyPods, *steadyRate, fixture, impl.Name), func(b *testing.B) {
+		var sum steadyResult
+		for b.Loop() {
+			r, err := steadyRunChild(b.Context(), fixture, impl.Name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("%s: sync %.1fs; %d updates in %.1fs; live heap %.0f MB, %.0f MB once they were handled; allocated %.1f MB; GC %.3f CPU-s in %d cycles; CPU %.2fs; a cycle forced after: %.3f CPU-s (runtime's count %.3f)",
+				r.Impl, r.SyncSeconds, r.Updates, r.Seconds, steadyMB(r.LiveHeapStart), steadyMB(r.LiveHeapEnd),
+				steadyMB(r.AllocBytes), r.GCCPUSeconds, r.GCCycles, r.CPUSeconds, r.CycleCPUSeconds, r.CycleGCCPUSeconds)
+			sum.GCCPUSeconds += r.GCCPUSeconds
+			sum.GCCycles += r.GCCycles
+			sum.CPUSeconds += r.CPUSeconds
+			sum.LiveHeapEnd += r.LiveHeapEnd
+			sum.AllocBytes += r.AllocBytes
+			sum.CycleCPUSeconds += r.CycleCPUSeconds
+			sum.PeakRSSBytes = max(sum.PeakRSSBytes, r.PeakRSSBytes)
+		}
+		n := float64(b.N)
+		b.ReportMetric(sum.GCCPUSeconds/n, "gc-cpu-s")
+		b.ReportMetric(float64(sum.GCCycles)/n, "gc-cycles")
+		b.ReportMetric(sum.CPUSeconds/n, "cpu-s")
+		b.ReportMetric(steadyMB(sum.LiveHeapEnd)/n, "live-heap-MB")
+		b.ReportMetric(steadyMB(sum.AllocBytes)/n, "alloc-MB")
+		b.ReportMetric(sum.CycleCPUSeconds*1e3/n, "gc-cpu-ms/cycle")
+		b.ReportMetric(steadyMB(sum.PeakRSSBytes), "peak-rss-MB")
+	})
 }
 
 // steadyMB converts bytes to megabytes (10⁶ bytes).
@@ -183,7 +204,7 @@ func steadyMB(n uint64) float64 { return float64(n) / 1e6 }
 // with this run's settings, and returns what it measured. The child is
 // killed when ctx ends; its -test.timeout bounds it if this process dies
 // without killing it.
-func steadyRunChild(ctx context.Context, impl string) (steadyResult, error) {
+func steadyRunChild(ctx context.Context, fixture, impl string) (steadyResult, error) {
 	timeout := *steadyDuration + 30*time.Minute // the sync of a million pods takes minutes
 	cmd := exec.CommandContext(ctx, os.Args[0],
 		"-test.run=^TestSteadyStateChild$",
@@ -192,6 +213,7 @@ func steadyRunChild(ctx context.Context, impl string) (steadyResult, error) {
 		fmt.Sprintf("-steady.pods=%d", *steadyPods),
 		fmt.Sprintf("-steady.rate=%d", *steadyRate),
 		fmt.Sprintf("-steady.duration=%s", *steadyDuration),
+		"-steady.fixture="+fixture,
 	)
 	cmd.Env = append(os.Environ(), steadyChildEnv+"="+impl)
 	cmd.WaitDelay = 10 * time.Second
@@ -216,8 +238,8 @@ func steadyRunChild(ctx context.Context, impl string) (steadyResult, error) {
 		if err := json.Unmarshal([]byte(rest), &r); err != nil {
 			return steadyResult{}, fmt.Errorf("steady-state child for %s: parsing %q: %w", impl, rest, err)
 		}
-		if r.Impl != impl {
-			return steadyResult{}, fmt.Errorf("steady-state child for %s: it measured %q", impl, r.Impl)
+		if r.Impl != impl || r.Fixture != fixture {
+			return steadyResult{}, fmt.Errorf("steady-state child for %s on %s: it measured %q on %q", impl, fixture, r.Impl, r.Fixture)
 		}
 		r.PeakRSSBytes = peakRSS
 		return r, nil
@@ -252,7 +274,8 @@ func TestSteadyStateChild(t *testing.T) {
 	stopWatchdog := steadyOrphanWatchdog(orphaned)
 	defer stopWatchdog()
 
-	r, err := steadyMeasure(ctx, impl, *steadyPods, *steadyRate, *steadyDuration)
+	require.Contains(t, steadyFixtures, *steadyFixture, "fixture")
+	r, err := steadyMeasure(ctx, *steadyFixture, impl, *steadyPods, *steadyRate, *steadyDuration)
 	require.NoError(t, err)
 	line, err := json.Marshal(r)
 	require.NoError(t, err)
@@ -293,62 +316,169 @@ func steadyOrphanWatchdog(cancel context.CancelCauseFunc) (stop func()) {
 	}
 }
 
-// steadyMeasure syncs a cache of impl over count pods, then sends it
-// rate updates a second for d, and returns what the window cost.
-func steadyMeasure(ctx context.Context, impl benchImpl, count, rate int, d time.Duration) (steadyResult, error) {
-	batch := max(1, rate*int(steadyBatchInterval)/int(time.Second))
-	batches := max(1, int(d/steadyBatchInterval))
-	total := batch * batches
-	pods := benchPods(count, false)
+// steadyCache is a cache of a BenchmarkSteadyStateGC child and how to
+// drive it: start starts it; prepare, called once it has synced, builds
+// what the window needs; send sends the next n updates.
+type steadyCache struct {
+	start   func() error
+	synced  func() bool
+	prepare func(ctx context.Context) error
+	send    func(n int) error
+	stop    func()
+}
 
-	var adds, updates atomic.Int64
-	synced, handled := make(chan struct{}), make(chan struct{})
-	h := benchHandler{
-		Add: func(*corev1.Pod) {
-			if adds.Add(1) == int64(count) {
-				close(synced)
-			}
-		},
-		Update: func(_, _ *corev1.Pod) {
-			if updates.Add(1) == int64(total) {
-				close(handled)
-			}
-		},
-	}
+// steadyObjects is fixture=objects: impl's cache of count of benchPods's
+// pods (no managedFields) behind a fake watch, sent total updates built
+// after the sync, each a change of the pod's last version, as decoded
+// objects handed to the cache.
+func steadyObjects(impl benchImpl, count, total int, h benchHandler) (*steadyCache, error) {
+	pods := benchPods(count, false)
 	w := watch.NewFakeWithChanSize(1024, false)
 	c, err := impl.New(benchSource{List: benchFresh(pods), Watch: staticWatch(w)}, benchCacheOptions{})
 	if err != nil {
-		return steadyResult{}, fmt.Errorf("%s: %w", impl.Name, err)
+		return nil, err
 	}
 	if _, err := c.AddHandler(h); err != nil {
-		return steadyResult{}, fmt.Errorf("%s: adding the handler: %w", impl.Name, err)
+		return nil, fmt.Errorf("adding the handler: %w", err)
 	}
+	var events []*corev1.Pod
+	sent := 0
+	return &steadyCache{
+		start:  func() error { c.Start(); return nil },
+		synced: c.HasSynced,
+		prepare: func(ctx context.Context) error {
+			rng := rand.New(rand.NewPCG(1, 2))
+			rv, err := strconv.Atoi(pods.ResourceVersion())
+			if err != nil {
+				return fmt.Errorf("the list's resource version: %w", err)
+			}
+			events = make([]*corev1.Pod, total)
+			for i := range events {
+				if i%1000 == 0 && ctx.Err() != nil {
+					return fmt.Errorf("building the updates: %w", context.Cause(ctx))
+				}
+				rv++
+				events[i] = bf.Modified(pods.Pod(rng.IntN(count)), rv)
+			}
+			return nil
+		},
+		send: func(n int) error {
+			for range n {
+				w.Modify(events[sent])
+				events[sent] = nil // the cache's now, as if decoded from the watch
+				sent++
+			}
+			return nil
+		},
+		stop: c.Stop,
+	}, nil
+}
+
+// steadyServer is fixture=server: impl's cache synced by watch-list from
+// a bf.PodServer of count realistic pods with managedFields, as
+// InitialSync's fixture=server serves them, and sent total updates as
+// MODIFIED frames on the same stream, which the cache decodes. The pods
+// and the updates are encoded before the sync, off the Go heap; the
+// description of the pods is dropped once they are.
+func steadyServer(ctx context.Context, impl string, count, total int, onAdd, onUpdate func()) (*steadyCache, error) {
+	var si benchServerImpl
+	for _, i := range benchServerImpls {
+		if i.name == impl {
+			si = i
+		}
+	}
+	if si.start == nil {
+		return nil, fmt.Errorf("no fixture=server implementation named %q", impl)
+	}
+	if err := benchSetClientGoWatchList(true); err != nil {
+		return nil, err
+	}
+	o := benchSpread
+	o.ManagedFields = true
+	pods := bf.NewPodList(count, o)
+	enc, err := bf.EncodePods(pods)
+	if err != nil {
+		return nil, err
+	}
+	updates, err := bf.EncodeUpdates(pods, total, 1)
+	if err != nil {
+		return nil, errors.Join(err, enc.Close())
+	}
+	srv, err := bf.NewPodServer(enc, bf.PodServerOptions{Updates: updates})
+	if err != nil {
+		return nil, errors.Join(err, enc.Close(), updates.Close())
+	}
+	var c *benchServerCache
+	return &steadyCache{
+		start: func() error {
+			c, err = si.start(ctx, srv.Config(), true, onAdd, onUpdate)
+			return err
+		},
+		synced:  func() bool { return c.synced() },
+		prepare: func(context.Context) error { return c.lastErr() },
+		send:    srv.Release,
+		stop: func() {
+			if c != nil {
+				_ = c.stop()
+			}
+			srv.Close()
+			_ = enc.Close()
+			_ = updates.Close()
+		},
+	}, nil
+}
+
+// steadyMeasure syncs a cache of impl over count pods of fixture, then
+// sends it rate updates a second for d, and returns what the window cost.
+func steadyMeasure(ctx context.Context, fixture string, impl benchImpl, count, rate int, d time.Duration) (steadyResult, error) {
+	batch := max(1, rate*int(steadyBatchInterval)/int(time.Second))
+	batches := max(1, int(d/steadyBatchInterval))
+	total := batch * batches
+
+	var adds, updates atomic.Int64
+	synced, handled := make(chan struct{}), make(chan struct{})
+	onAdd := func() {
+		if adds.Add(1) == int64(count) {
+			close(synced)
+		}
+	}
+	onUpdate := func() {
+		if updates.Add(1) == int64(total) {
+			close(handled)
+		}
+	}
+	var c *steadyCache
+	var err error
+	switch fixture {
+	case "objects":
+		c, err = steadyObjects(impl, count, total, benchHandler{
+			Add:    func(*corev1.Pod) { onAdd() },
+			Update: func(_, _ *corev1.Pod) { onUpdate() },
+		})
+	case "server":
+		c, err = steadyServer(ctx, impl.Name, count, total, onAdd, onUpdate)
+	default:
+		err = fmt.Errorf("no fixture %q", fixture)
+	}
+	if err != nil {
+		return steadyResult{}, fmt.Errorf("%s: %w", impl.Name, err)
+	}
+	defer c.stop()
 	syncStart := time.Now()
-	c.Start()
-	defer c.Stop()
+	if err := c.start(); err != nil {
+		return steadyResult{}, fmt.Errorf("%s: %w", impl.Name, err)
+	}
 	if err := steadyAwait(ctx, synced, "the initial adds"); err != nil {
 		return steadyResult{}, fmt.Errorf("%s: %w", impl.Name, err)
 	}
-	for !c.HasSynced() { // the handler has had every pod; the informer says so next
+	for !c.synced() { // the handler has had every pod; the informer says so next
 		if err := steadyAwait(ctx, time.After(time.Millisecond), ""); err != nil {
 			return steadyResult{}, fmt.Errorf("%s: waiting for HasSynced: %w", impl.Name, err)
 		}
 	}
 	syncTime := time.Since(syncStart)
-
-	// Updates of random pods, each a change of the pod's last version.
-	rng := rand.New(rand.NewPCG(1, 2))
-	rv, err := strconv.Atoi(pods.ResourceVersion())
-	if err != nil {
-		return steadyResult{}, fmt.Errorf("the list's resource version: %w", err)
-	}
-	events := make([]*corev1.Pod, total)
-	for i := range events {
-		if i%1000 == 0 && ctx.Err() != nil {
-			return steadyResult{}, fmt.Errorf("%s: building the updates: %w", impl.Name, context.Cause(ctx))
-		}
-		rv++
-		events[i] = bf.Modified(pods.Pod(rng.IntN(count)), rv)
+	if err := c.prepare(ctx); err != nil {
+		return steadyResult{}, fmt.Errorf("%s: %w", impl.Name, err)
 	}
 
 	runtime.GC()
@@ -359,14 +489,12 @@ func steadyMeasure(ctx context.Context, impl benchImpl, count, rate int, d time.
 	}
 	tick := time.NewTicker(steadyBatchInterval)
 	defer tick.Stop()
-	for sent := 0; sent < total; {
+	for sent := 0; sent < total; sent += batch {
 		if err := steadyAwait(ctx, tick.C, "the next batch"); err != nil {
 			return steadyResult{}, fmt.Errorf("%s: %d of %d updates sent: %w", impl.Name, sent, total, err)
 		}
-		for range batch {
-			w.Modify(events[sent])
-			events[sent] = nil // the cache's now, as if decoded from the watch
-			sent++
+		if err := c.send(batch); err != nil {
+			return steadyResult{}, fmt.Errorf("%s: %w", impl.Name, err)
 		}
 	}
 	if err := steadyAwait(ctx, handled, "the updates"); err != nil {
@@ -390,6 +518,7 @@ func steadyMeasure(ctx context.Context, impl benchImpl, count, rate int, d time.
 	}
 	return steadyResult{
 		Impl:              impl.Name,
+		Fixture:           fixture,
 		Pods:              count,
 		Updates:           total,
 		Seconds:           end.wall.Sub(start.wall).Seconds(),

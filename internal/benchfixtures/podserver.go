@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -35,17 +36,38 @@ type EncodedPods struct {
 // buffer and then to fill it, so that it holds the encodings and nothing
 // more at any time.
 func EncodePods(l *PodList) (*EncodedPods, error) {
-	n := l.Len()
-	e := &EncodedPods{ends: make([]int, n+1), rv: l.ResourceVersion()}
+	return encodePods(l.Len(), l.ResourceVersion(), l.Pod)
+}
+
+// EncodeUpdates encodes n updates of pods of l, the ones a PodServer with
+// these as its Updates sends: update i is Modified of a pod of l picked at
+// random (the same for every call with the same seed), with resource
+// version i+1 above the list's.
+func EncodeUpdates(l *PodList, n int, seed uint64) (*EncodedPods, error) {
+	rv, err := strconv.Atoi(l.ResourceVersion())
+	if err != nil {
+		return nil, fmt.Errorf("benchfixtures: the list's resource version: %w", err)
+	}
+	return encodePods(n, strconv.Itoa(rv+n), func(i int) *corev1.Pod {
+		rng := rand.New(rand.NewPCG(seed, uint64(i)))
+		return Modified(l.Pod(rng.IntN(l.Len())), rv+i+1)
+	})
+}
+
+// encodePods encodes the n pods pod returns, which must return the same
+// pod every time it is called with the same index, with rv as their
+// resource version.
+func encodePods(n int, rv string, pod func(int) *corev1.Pod) (*EncodedPods, error) {
+	e := &EncodedPods{ends: make([]int, n+1), rv: rv}
 	for i := range n {
-		e.ends[i+1] = e.ends[i] + l.Pod(i).Size()
+		e.ends[i+1] = e.ends[i] + pod(i).Size()
 	}
 	var err error
 	if e.data, e.unmap, err = offHeap(e.ends[n]); err != nil {
 		return nil, err
 	}
 	for i := range n {
-		p := l.Pod(i)
+		p := pod(i)
 		got, err := p.MarshalToSizedBuffer(e.data[e.ends[i]:e.ends[i+1]])
 		if err == nil && got != e.ends[i+1]-e.ends[i] {
 			err = fmt.Errorf("encoded in %d bytes, sized at %d", got, e.ends[i+1]-e.ends[i])
@@ -88,6 +110,10 @@ type PodServerOptions struct {
 	// ChunkSize is the size of the writes a body is sent in, each flushed
 	// to the client; 0 means 64 KiB.
 	ChunkSize int
+	// Updates are MODIFIED events the server sends, in order, on every
+	// watch open when Release lets them go (see EncodeUpdates). A watch
+	// sends the updates released after it began, and no others.
+	Updates *EncodedPods
 }
 
 // PodServerRequests counts the requests a PodServer has answered, by kind.
@@ -110,7 +136,8 @@ func (r PodServerRequests) Sub(before PodServerRequests) PodServerRequests {
 // PodServerOptions); watch-list streams of an Added event per pod, then
 // the bookmark that ends the initial events, carrying the list's resource
 // version and the k8s.io/initial-events-end annotation, then nothing until
-// the client goes; and watches that send nothing until the client goes.
+// the client goes; and watches that send nothing until the client goes,
+// but for the updates Release lets go.
 // Every body is put together from the pods' encodings as it is written, in
 // chunks flushed one at a time, so that clients read it as it arrives and
 // the server allocates nothing per pod: its buffers are pooled.
@@ -123,6 +150,10 @@ type PodServer struct {
 	chunks    sync.Pool // of *[]byte, ChunkSize long
 	closing   chan struct{}
 	once      sync.Once
+
+	mu       sync.Mutex
+	released int           // updates released so far
+	wake     chan struct{} // closed when more are released
 
 	lists, watchLists, watches, rejected atomic.Int64
 }
@@ -147,7 +178,7 @@ func NewPodServer(pods *EncodedPods, opts PodServerOptions) (*PodServer, error) 
 	if err != nil {
 		return nil, err
 	}
-	s := &PodServer{pods: pods, opts: opts, bookmark: bookmark, discovery: discovery, closing: make(chan struct{})}
+	s := &PodServer{pods: pods, opts: opts, bookmark: bookmark, discovery: discovery, closing: make(chan struct{}), wake: make(chan struct{})}
 	s.chunks.New = func() any {
 		b := make([]byte, opts.ChunkSize)
 		return &b
@@ -174,6 +205,36 @@ func (s *PodServer) Config() *rest.Config {
 // Requests returns the requests answered so far.
 func (s *PodServer) Requests() PodServerRequests {
 	return PodServerRequests{s.lists.Load(), s.watchLists.Load(), s.watches.Load(), s.rejected.Load()}
+}
+
+// Release lets n more of the updates go to the watches open. It fails if
+// the server has fewer updates left.
+func (s *PodServer) Release(n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opts.Updates == nil || s.released+n > s.opts.Updates.Len() {
+		return fmt.Errorf("benchfixtures: releasing %d updates after %d: the server has %d", n, s.released, s.updates())
+	}
+	s.released += n
+	close(s.wake)
+	s.wake = make(chan struct{})
+	return nil
+}
+
+// updates returns how many updates the server has.
+func (s *PodServer) updates() int {
+	if s.opts.Updates == nil {
+		return 0
+	}
+	return s.opts.Updates.Len()
+}
+
+// releasedUpdates returns how many updates are released, and a channel
+// closed when more are.
+func (s *PodServer) releasedUpdates() (int, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.released, s.wake
 }
 
 // Close ends open watches and stops the server.
@@ -237,8 +298,10 @@ var (
 	typeMetaPodList = []byte{tag1, 2, 'v', '1', tag2, 7, 'P', 'o', 'd', 'L', 'i', 's', 't'}
 	// unknownTail is the envelope's empty contentEncoding and contentType.
 	unknownTail = []byte{tag3, 0, tag4, 0}
-	// eventAdded is a watch event's type, ADDED.
-	eventAdded = []byte{tag1, 5, 'A', 'D', 'D', 'E', 'D'}
+	// eventAdded and eventModified are watch events' types, ADDED and
+	// MODIFIED.
+	eventAdded    = []byte{tag1, 5, 'A', 'D', 'D', 'E', 'D'}
+	eventModified = []byte{tag1, 8, 'M', 'O', 'D', 'I', 'F', 'I', 'E', 'D'}
 )
 
 // field returns the size of a length-delimited field of size n.
@@ -291,7 +354,8 @@ func (s *PodServer) writeList(w http.ResponseWriter, start, end int, next string
 }
 
 // serveWatch answers a watch: with the initial events first if initial,
-// then nothing until the client goes or the server closes.
+// then the updates released after it began, until the client goes or the
+// server closes.
 func (s *PodServer) serveWatch(w http.ResponseWriter, r *http.Request, initial bool) {
 	if initial && s.opts.NoWatchList {
 		s.reject(w, http.StatusBadRequest, "watch-list is not served")
@@ -302,23 +366,34 @@ func (s *PodServer) serveWatch(w http.ResponseWriter, r *http.Request, initial b
 	} else {
 		s.watches.Add(1)
 	}
+	next, _ := s.releasedUpdates()
 	w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
 	w.WriteHeader(http.StatusOK)
 	c := s.newChunker(w)
+	defer func() { s.chunks.Put(c.chunk) }()
 	if initial {
 		for i := range s.pods.Len() {
 			if c.err != nil || r.Context().Err() != nil {
 				break
 			}
-			c.added(s.pods.pod(i))
+			c.event(eventAdded, s.pods.pod(i))
 		}
 		c.write(s.bookmark)
 	}
 	c.send()
-	s.chunks.Put(c.chunk)
-	select {
-	case <-r.Context().Done():
-	case <-s.closing:
+	for c.err == nil {
+		released, wake := s.releasedUpdates()
+		for ; next < released && c.err == nil; next++ {
+			c.event(eventModified, s.opts.Updates.pod(next))
+		}
+		c.send()
+		select {
+		case <-wake:
+		case <-r.Context().Done():
+			return
+		case <-s.closing:
+			return
+		}
 	}
 }
 
@@ -367,14 +442,14 @@ func (c *chunker) header(tag byte, n int) {
 	c.write(binary.AppendUvarint(append(c.scratch[:0], tag), uint64(n)))
 }
 
-// added writes the frame of a watch event that adds pod, as WatchFrame
-// encodes it: a 4-byte length, then a metav1.WatchEvent whose object is
-// pod in its envelope.
-func (c *chunker) added(pod []byte) {
+// event writes the frame of a watch event of type typ (eventAdded or
+// eventModified) of pod, as WatchFrame encodes it: a 4-byte length, then a
+// metav1.WatchEvent whose object is pod in its envelope.
+func (c *chunker) event(typ, pod []byte) {
 	env := envelope(typeMetaPod, len(pod))
-	body := len(eventAdded) + field(field(env))
+	body := len(typ) + field(field(env))
 	c.write(binary.BigEndian.AppendUint32(c.scratch[:0], uint32(body)))
-	c.write(eventAdded)
+	c.write(typ)
 	c.header(tag2, field(env)) // the event's object, a RawExtension
 	c.header(tag1, env)        // its raw bytes
 	c.write(protobufMagic)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -215,4 +216,51 @@ func TestPodServerClientGo(t *testing.T) {
 	require.NoError(t, err)
 	plain.Stop()
 	assert.Equal(t, bf.PodServerRequests{Lists: 2, WatchLists: 1, Watches: 1}, s.Requests())
+}
+
+// TestPodServerUpdates releases updates in two batches on a watch-list
+// stream: they come after the bookmark, in order, as MODIFIED events of
+// EncodeUpdates's pods; releasing more than the server has fails.
+func TestPodServerUpdates(t *testing.T) {
+	pods := bf.NewPodList(7, bf.PodOptions{Namespaces: 2, Nodes: 3, ManagedFields: true, Seed: 1})
+	enc, err := bf.EncodePods(pods)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, enc.Close()) })
+	updates, err := bf.EncodeUpdates(pods, 5, 3)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, updates.Close()) })
+	s, err := bf.NewPodServer(enc, bf.PodServerOptions{ChunkSize: 100, Updates: updates})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	again, err := bf.EncodeUpdates(pods, 5, 3)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, again.Close()) })
+	require.Equal(t, updates.Bytes(), again.Bytes(), "the same seed makes the same updates")
+
+	cs, err := kubernetes.NewForConfig(s.Config())
+	require.NoError(t, err)
+	w, err := cs.CoreV1().Pods("").Watch(t.Context(), metav1.ListOptions{SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+	require.NoError(t, err)
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Bookmark {
+			break
+		}
+	}
+	rv, err := strconv.Atoi(pods.ResourceVersion())
+	require.NoError(t, err)
+	seen := 0
+	for _, batch := range []int{2, 3} {
+		require.NoError(t, s.Release(batch))
+		for range batch {
+			ev := <-w.ResultChan()
+			require.Equal(t, watch.Modified, ev.Type)
+			p, ok := ev.Object.(*corev1.Pod)
+			require.True(t, ok, "%T", ev.Object)
+			seen++
+			assert.Equal(t, strconv.Itoa(rv+seen), p.ResourceVersion)
+			assert.Equal(t, p.ResourceVersion, p.Annotations["bench/revision"])
+		}
+	}
+	require.Error(t, s.Release(1), "the server has 5 updates")
 }
