@@ -63,6 +63,7 @@ package informers_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"reflect"
@@ -584,11 +585,13 @@ func BenchmarkSyncScale(b *testing.B) {
 // INFORMERS_BENCH_1M set it measures a cache of 1M pods too (10 times as
 // many per namespace and node; each cache takes about 11 GB then).
 //
-// Each cache is built, read by its users' ways and stopped before the
-// next, so that no two are alive at once. ns/op is the mean over random
-// pods among 4 096; op=get also reports p50-ns and p99-ns, the latency of
-// 100 000 single Gets of random pods among all, each timed on its own
-// (the clock read it includes is benchGetLatency's clock-ns).
+// Each cache is built when the first of its sub-benchmarks runs (a cache
+// whose sub-benchmarks -bench leaves out is never built), read by its
+// users' ways and stopped before the next, so that no two are alive at
+// once. ns/op is the mean over random pods among 4 096; op=get also
+// reports p50-ns and p99-ns, the latency of 100 000 single Gets of random
+// pods among all, each timed on its own (the clock read it includes is
+// benchGetLatency's clock-ns).
 func BenchmarkQuery(b *testing.B) {
 	counts := []int{100_000}
 	if benchMillion() {
@@ -599,18 +602,29 @@ func BenchmarkQuery(b *testing.B) {
 	}
 }
 
-// benchQueryCaches are the caches Query reads, and the ways each is read.
+// benchQueryCaches are the caches Query reads, the ways each is read and
+// the ops each way has (known before the cache is built, and checked once
+// it is), and how to read it.
 var benchQueryCaches = []struct {
 	impl    benchImpl
+	ways    map[string][]string
 	queries func(pods *bf.PodList, sel labels.Selector, c benchCache) []benchQuery
 }{
-	{benchClientGoImpl, func(pods *bf.PodList, sel labels.Selector, c benchCache) []benchQuery {
+	{benchClientGoImpl, map[string][]string{
+		"clientgo":       {"get", "list-namespace", "index-node", "select-labels"},
+		"clientgo-typed": {"get", "list-namespace", "index-node", "select-labels"},
+	}, func(pods *bf.PodList, sel labels.Selector, c benchCache) []benchQuery {
 		return benchClientGoQueries(pods, sel, c.(*benchClientGo))
 	}},
-	{benchInformersImpl, func(pods *bf.PodList, sel labels.Selector, c benchCache) []benchQuery {
+	{benchInformersImpl, map[string][]string{
+		"informers":      {"get", "list-namespace", "index-node", "select-labels"},
+		"informers-iter": {"list-namespace", "index-node", "select-labels"},
+	}, func(pods *bf.PodList, sel labels.Selector, c benchCache) []benchQuery {
 		return benchInformersQueries(pods, sel, c.(*benchInformers))
 	}},
-	{benchFloorImpl, func(pods *bf.PodList, sel labels.Selector, c benchCache) []benchQuery {
+	{benchFloorImpl, map[string][]string{
+		"floor": {"get", "list-namespace", "index-node", "select-labels"},
+	}, func(pods *bf.PodList, sel labels.Selector, c benchCache) []benchQuery {
 		return benchFloorQueries(pods, sel, c.(*benchFloorCache))
 	}},
 }
@@ -631,15 +645,29 @@ func benchQueryCount(b *testing.B, count int) {
 	}
 	src := benchSource{List: benchFresh(pods), Watch: idleWatch}
 	for _, qc := range benchQueryCaches {
-		c := benchStart(b, qc.impl, src, benchCacheOptions{NodeIndex: true})
-		queries := qc.queries(pods, sel, c)
+		var c benchCache
+		var queries map[string]map[string]func(int) int // by way, then op
 		for _, op := range []string{"get", "list-namespace", "index-node", "select-labels"} {
-			for _, q := range queries {
-				query := q.ops[op]
-				if query == nil {
+			for _, way := range slices.Sorted(maps.Keys(qc.ways)) {
+				if !slices.Contains(qc.ways[way], op) {
 					continue
 				}
-				b.Run(fmt.Sprintf("pods=%d/op=%s/impl=%s", count, op, q.name), func(b *testing.B) {
+				b.Run(fmt.Sprintf("pods=%d/op=%s/impl=%s", count, op, way), func(b *testing.B) {
+					if c == nil {
+						c = benchStart(b, qc.impl, src, benchCacheOptions{NodeIndex: true})
+						queries = map[string]map[string]func(int) int{}
+						for _, q := range qc.queries(pods, sel, c) {
+							got, want := slices.Sorted(maps.Keys(q.ops)), slices.Sorted(slices.Values(qc.ways[q.name]))
+							if !slices.Equal(got, want) {
+								b.Fatalf("%s has ops %v, described as %v", q.name, got, want)
+							}
+							queries[q.name] = q.ops
+						}
+					}
+					query := queries[way][op]
+					if query == nil {
+						b.Fatalf("%s has no %s", way, op)
+					}
 					if query(picks[0]) == 0 {
 						b.Fatalf("%s found nothing", op)
 					}
@@ -650,34 +678,44 @@ func benchQueryCount(b *testing.B, count int) {
 						i++
 					}
 					if op == "get" {
-						benchGetLatency(b, query, count)
+						benchGetLatency(b, query, pods)
 					}
 				})
 			}
 		}
-		c.Stop()
-		// The next cache is built in the memory this one held, not
-		// beside it.
-		debug.FreeOSMemory()
+		if c != nil {
+			c.Stop()
+			// The next cache is built in the memory this one held, not
+			// beside it.
+			debug.FreeOSMemory()
+		}
 	}
 }
 
 // benchGetLatency reports the p50 and p99 of 100 000 single calls of get,
-// each given a random pod among count and timed on its own, as p50-ns and
+// each given a random pod of pods and timed on its own, as p50-ns and
 // p99-ns, and what the timing itself takes, the median of timing nothing,
-// as clock-ns.
-func benchGetLatency(b *testing.B, get func(i int) int, count int) {
+// as clock-ns. The pod's key is read before the clock starts, as a
+// controller has the key it gets in hand: what is timed is the cache's
+// lookup, not the fixture's.
+func benchGetLatency(b *testing.B, get func(i int) int, pods *bf.PodList) {
 	const samples = 100_000
 	rng := rand.New(rand.NewPCG(7, 8))
 	keys := make([]int, samples)
 	for i := range keys {
-		keys[i] = rng.IntN(count)
+		keys[i] = rng.IntN(pods.Len())
 	}
 	took := make([]time.Duration, samples)
+	var touched int
 	for i, k := range keys {
+		ns, name := pods.Key(k)
+		touched += int(ns[len(ns)-1]) + int(name[len(name)-1])
 		start := time.Now()
 		get(k)
 		took[i] = time.Since(start)
+	}
+	if touched == 0 {
+		b.Fatal("no key was read") // keeps the reads of the keys
 	}
 	slices.Sort(took)
 	b.ReportMetric(float64(took[samples/2].Nanoseconds()), "p50-ns")
