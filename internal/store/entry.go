@@ -1,8 +1,10 @@
 package store
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // item is a key's value in the store's map: the object beside its entry, so
 // a Get reads the object without chasing the entry.
-type item[T any] struct {
+type item[T metav1.Object] struct {
 	obj T
 	e   *entry[T]
 }
@@ -12,7 +14,7 @@ type item[T any] struct {
 // custom index buckets, which an entry of a store without custom indexes
 // has none of. Its key is its object's (KeyOf), which the entry does not
 // keep again. An entry without custom index slots takes 80 bytes.
-type entry[T any] struct {
+type entry[T metav1.Object] struct {
 	obj    T
 	v      Version // as the server sent it, before any transform
 	gen    uint64
@@ -24,7 +26,7 @@ type entry[T any] struct {
 
 // indexSlots holds the custom index buckets an entry sits in, grouped by
 // index in no fixed order.
-type indexSlots[T any] struct {
+type indexSlots[T metav1.Object] struct {
 	slots  []slot[T]
 	inline [1]slot[T] // backing array for slots, so one index needs one allocation
 }

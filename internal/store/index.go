@@ -3,6 +3,8 @@ package store
 import (
 	"fmt"
 	"runtime/debug"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // IndexFunc returns the values under which an object is indexed.
@@ -10,7 +12,7 @@ import (
 type IndexFunc[T any] func(T) []string
 
 // index is one named index: a bucket per value.
-type index[T any] struct {
+type index[T metav1.Object] struct {
 	name    string
 	fn      IndexFunc[T]
 	buckets map[string]*bucket[T]
@@ -54,8 +56,9 @@ func (ix *index[T]) add(e *entry[T], vals []string) {
 	}
 }
 
-// remove takes e out of every bucket of this index.
-func (ix *index[T]) remove(e *entry[T]) {
+// remove takes e out of every bucket of this index; items finds the
+// entries of the objects that move.
+func (ix *index[T]) remove(e *entry[T], items map[Key]item[T]) {
 	if e.ix == nil {
 		return
 	}
@@ -65,7 +68,7 @@ func (ix *index[T]) remove(e *entry[T]) {
 		if s.b.ix != ix {
 			continue
 		}
-		ix.removeFromBucket(s)
+		ix.removeFromBucket(s, items)
 		last := len(slots) - 1
 		slots[i] = slots[last]
 		slots[last] = slot[T]{}
@@ -74,8 +77,8 @@ func (ix *index[T]) remove(e *entry[T]) {
 	e.ix.slots = slots
 }
 
-func (ix *index[T]) removeFromBucket(s slot[T]) {
-	s.b.remove(s.pos)
+func (ix *index[T]) removeFromBucket(s slot[T], items map[Key]item[T]) {
+	s.b.remove(s.pos, items)
 	if s.b.len() == 0 {
 		delete(ix.buckets, s.b.value)
 	}

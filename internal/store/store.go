@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -257,7 +259,7 @@ func (s *Store[T]) PutLocked(key Key, obj T, v Version, gen uint64) (old T, oldV
 			errs = append(errs, err)
 		}
 		if !ix.sameValues(e, vals) {
-			ix.remove(e)
+			ix.remove(e, s.items)
 			ix.add(e, vals)
 		}
 	}
@@ -282,13 +284,13 @@ func (s *Store[T]) DeleteLocked(key Key) (old T, existed bool) {
 	}
 	e := it.e
 	delete(s.items, key)
-	s.all.remove(e.allPos)
-	e.ns.remove(e.nsPos)
+	s.all.remove(e.allPos, s.items)
+	e.ns.remove(e.nsPos, s.items)
 	if e.ns.len() == 0 {
 		delete(s.byNS, e.ns.value)
 	}
 	for _, sl := range e.indexSlots() {
-		sl.b.ix.removeFromBucket(sl)
+		sl.b.ix.removeFromBucket(sl, s.items)
 	}
 	return e.obj, true
 }
@@ -307,13 +309,16 @@ func (s *Store[T]) Reset() {
 }
 
 // AppendStaleLocked appends to dst the key of every object not marked seen
-// in list generation gen: what a completed list did not contain.
+// in list generation gen, in the order of namespace and name: what a
+// completed list did not contain.
 func (s *Store[T]) AppendStaleLocked(dst []Key, gen uint64) []Key {
-	for _, e := range s.all.entries {
-		if e.gen != gen {
-			dst = append(dst, KeyOf(e.obj))
+	n := len(dst)
+	for key, it := range s.items {
+		if it.e.gen != gen {
+			dst = append(dst, key)
 		}
 	}
+	slices.SortFunc(dst[n:], compareKeys)
 	return dst
 }
 
@@ -321,14 +326,24 @@ func (s *Store[T]) AppendStaleLocked(dst []Key, gen uint64) []Key {
 // namespace ns alone: what a completed list of that namespace did not
 // contain.
 func (s *Store[T]) AppendStaleInNamespaceLocked(dst []Key, ns string, gen uint64) []Key {
+	n := len(dst)
 	if b := s.byNS[ns]; b != nil {
-		for _, e := range b.entries {
-			if e.gen != gen {
-				dst = append(dst, KeyOf(e.obj))
+		for _, obj := range b.objs {
+			if key := KeyOf(obj); s.items[key].e.gen != gen {
+				dst = append(dst, key)
 			}
 		}
 	}
+	slices.SortFunc(dst[n:], compareKeys)
 	return dst
+}
+
+// compareKeys orders keys by namespace, then name.
+func compareKeys(a, b Key) int {
+	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
 }
 
 func (s *Store[T]) nsBucket(ns string) *bucket[T] {

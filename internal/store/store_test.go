@@ -73,8 +73,7 @@ func checkInvariants(t *testing.T, s *Store[*corev1.Pod]) {
 		require.Equal(t, key, KeyOf(e.obj))
 		require.Same(t, s.byNS[key.Namespace], e.ns)
 		for _, sl := range slotsOf(s, e) {
-			require.Same(t, e, sl.b.entries[sl.pos], "slot position of %s in %q", key, sl.b.value)
-			require.Same(t, e.obj, sl.b.objs[sl.pos])
+			require.Same(t, e.obj, sl.b.objs[sl.pos], "slot position of %s in %q", key, sl.b.value)
 		}
 		for _, ix := range s.indexes {
 			want := slices.Compact(slices.Sorted(slices.Values(ix.fn(e.obj))))
@@ -94,12 +93,19 @@ func checkInvariants(t *testing.T, s *Store[*corev1.Pod]) {
 		total += b.len()
 	}
 	require.Equal(t, len(s.items), total)
+	slotted := 0
+	for _, it := range s.items {
+		slotted += len(it.e.indexSlots())
+	}
+	inBuckets := 0
 	for _, ix := range s.indexes {
 		for v, b := range ix.buckets {
 			require.NotZero(t, b.len(), "empty bucket %q kept", v)
 			require.Equal(t, v, b.value)
+			inBuckets += b.len()
 		}
 	}
+	require.Equal(t, slotted, inBuckets, "objects in index buckets")
 }
 
 func TestStoreOperations(t *testing.T) {
@@ -196,6 +202,21 @@ func TestStoreStaleSweep(t *testing.T) {
 	assert.Equal(t, []Key{{Namespace: "a", Name: "y"}}, stale)
 }
 
+// Stale keys come in the order of namespace and name, whatever the order
+// of the objects in the store, after what dst held.
+func TestStoreStaleKeysInOrder(t *testing.T) {
+	s := New[*corev1.Pod]()
+	s.Lock()
+	defer s.Unlock()
+	for _, p := range []*corev1.Pod{pod("b", "w"), pod("a", "z"), pod("a", "x"), pod("b", "a"), pod("a", "y")} {
+		require.NoError(t, putAt(s, p, 1))
+	}
+	s.DeleteLocked(Key{Namespace: "a", Name: "z"}) // moves the last object of each bucket
+	first := Key{Namespace: "z", Name: "first"}
+	assert.Equal(t, []Key{first, {Namespace: "a", Name: "x"}, {Namespace: "a", Name: "y"}, {Namespace: "b", Name: "a"}, {Namespace: "b", Name: "w"}}, s.AppendStaleLocked([]Key{first}, 2))
+	assert.Equal(t, []Key{first, {Namespace: "b", Name: "a"}, {Namespace: "b", Name: "w"}}, s.AppendStaleInNamespaceLocked([]Key{first}, "b", 2))
+}
+
 // A namespace's sweep sees only that namespace: the objects of another,
 // listed in another generation, are not stale to it.
 func TestStoreStaleSweepInNamespace(t *testing.T) {
@@ -257,7 +278,7 @@ func checkInvariantsSkipping(t *testing.T, s *Store[*corev1.Pod]) {
 	defer s.RUnlock()
 	for _, it := range s.items {
 		for _, sl := range slotsOf(s, it.e) {
-			require.Same(t, it.e, sl.b.entries[sl.pos])
+			require.Same(t, it.obj, sl.b.objs[sl.pos])
 		}
 	}
 }
