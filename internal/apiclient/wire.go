@@ -169,6 +169,10 @@ func (d *wireDecoders[T]) list(ctx context.Context, req *rest.Request) (List, er
 	return l, nil
 }
 
+// listReaders holds the buffered readers of list bodies, so that the pages
+// of a sync reuse one.
+var listReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+
 // stream sends req, a list request, and hands each item of the response
 // to items as its bytes arrive, where the library's decoders decode its
 // format; it returns the list's metadata. A response in a format they do
@@ -184,7 +188,12 @@ func (d *wireDecoders[T]) stream(ctx context.Context, req *rest.Request, items r
 	if err != nil {
 		return metav1.ListMeta{}, fmt.Errorf("list of %s: %w", ResourceName(d.gvr), err)
 	}
-	r := bufio.NewReaderSize(body, 32<<10)
+	r := listReaders.Get().(*bufio.Reader)
+	r.Reset(body)
+	defer func() {
+		r.Reset(nil)
+		listReaders.Put(r)
+	}()
 	if format == watchstream.Sniffed {
 		head, _ := r.Peek(8)
 		format = watchstream.Sniff(head)

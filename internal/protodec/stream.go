@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"sync"
 	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,7 +29,8 @@ import (
 // one that holds the list twice, or names its kind only after the list,
 // which it refuses.
 func StreamList[T runtime.Object](dec *Decoder, r io.Reader, listKind string, newT func() T, put func(T), bad func(*decoded.Undecodable)) (metav1.ListMeta, error) {
-	s := &listStream{r: bufio.NewReaderSize(r, 32<<10)}
+	s := &listStream{r: bufio.NewReaderSize(r, 32<<10), buf: itemBuffers.Get().(*bytes.Buffer)}
+	defer s.release()
 	var meta metav1.ListMeta
 	err := s.envelope(listKind, func(lr *countReader) error {
 		return s.items(lr, func(num int32, v []byte) error {
@@ -68,8 +70,25 @@ func StreamList[T runtime.Object](dec *Decoder, r io.Reader, listKind string, ne
 // listStream reads a list in the protobuf envelope from r.
 type listStream struct {
 	r    *bufio.Reader
-	buf  bytes.Buffer // the field being decoded, reused
-	item int          // the number of items read
+	buf  *bytes.Buffer // the field being decoded, reused; from itemBuffers
+	item int           // the number of items read
+}
+
+// itemBuffers holds the buffers list streams read items into, so that the
+// pages of a sync reuse one instead of each growing its own.
+var itemBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledItemBuffer is the largest buffer a list stream gives back to
+// itemBuffers: one grown for a rare huge item is left to the collector.
+const maxPooledItemBuffer = 1 << 20
+
+// release gives the stream's buffer back.
+func (s *listStream) release() {
+	if s.buf.Cap() <= maxPooledItemBuffer {
+		s.buf.Reset()
+		itemBuffers.Put(s.buf)
+	}
+	s.buf = nil
 }
 
 // errListTwice is the error of an envelope that holds the list twice.
@@ -202,9 +221,19 @@ func (s *listStream) read(r *countReader, n int64) ([]byte, error) {
 	}
 	s.buf.Reset()
 	if n < 1<<20 {
+		// Read straight into the buffer's memory.
 		s.buf.Grow(int(n))
+		b := s.buf.AvailableBuffer()[:n]
+		if _, err := io.ReadFull(r, b); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		return b, nil
 	}
-	got, err := io.CopyN(&s.buf, r, n)
+	// A length this large is believed only as the bytes arrive.
+	got, err := io.CopyN(s.buf, r, n)
 	if got < n {
 		if err == nil || err == io.EOF {
 			err = io.ErrUnexpectedEOF
