@@ -93,18 +93,30 @@ type steadyResult struct {
 }
 
 // BenchmarkSteadyStateGC measures the garbage collector's CPU in a steady
-// state: a synced cache of realistic pods (benchPods, no managedFields, as
-// BenchmarkUpdate) with one handler, updated at a steady rate. Each
-// implementation runs in a process of its own (the test binary again,
-// running TestSteadyStateChild), so that its collector, its heap and its
-// CPU are its own, and one child runs per implementation per iteration.
+// state: a synced cache of realistic pods with one handler, updated at a
+// steady rate. Each implementation runs in a process of its own (the test
+// binary again, running TestSteadyStateChild), so that its collector, its
+// heap and its CPU are its own, and one child runs per implementation per
+// iteration. Updates are modified versions of random pods, each made with
+// bf.Modified and a resource version above the list's and the previous
+// update's. Two fixtures:
 //
-// A child syncs, builds the updates it will send (modified versions of
-// random pods, as BenchmarkUpdate's, each made with bf.Modified and a
-// resource version above the list's and the previous update's), collects
-// garbage twice, then sends rate/10 updates every 100 ms through the fake
-// watch for the duration, waits until the handler has seen them all, and
-// reports what runtime/metrics and getrusage counted over that window:
+//   - fixture=server, the steady state of a controller: each child syncs
+//     by watch-list from a bf.PodServer of pods with managedFields (as
+//     InitialSync's fixture=server), and the updates come as MODIFIED
+//     frames on the same stream, so each implementation keeps the objects
+//     its own decoder makes and decodes every update. The encodings are
+//     kept off the Go heap; they count in the child's resident set.
+//   - fixture=objects: pods without managedFields (benchPods, as
+//     BenchmarkUpdate) listed and sent through a fake watch as decoded
+//     objects, the same for both: the cost of the store and dispatch
+//     alone, on client-go's objects.
+//
+// A child syncs, builds the updates it will send (fixture=objects; the
+// server's are encoded before the sync), collects garbage twice, then
+// sends rate/10 updates every 100 ms for the duration, waits until the
+// handler has seen them all, and reports what runtime/metrics and
+// getrusage counted over that window:
 //
 //   - gc-cpu-s: /cpu/classes/gc/total:cpu-seconds, the GC's CPU,
 //     including its assists and the marking it does on idle processors.
@@ -113,8 +125,8 @@ type steadyResult struct {
 //   - gc-cycles: /gc/cycles/total:gc-cycles.
 //   - cpu-s: the process's CPU time, user and system (getrusage).
 //   - live-heap-MB: /gc/heap/live:bytes at the end of the window, once
-//     collected: the cache, and the fixture's description of every pod
-//     (about 400 bytes a pod), the same for both.
+//     collected: the cache, and with fixture=objects the fixture's
+//     description of every pod (about 400 bytes a pod), the same for both.
 //
 // and, since a window may see no cycle at all, what decides how many
 // cycles run and what each costs:
@@ -131,19 +143,21 @@ type steadyResult struct {
 //   - peak-rss-MB: the child's peak resident set (the largest of b.N
 //     children), which its sync sets.
 //
-// The updates are built before the window, as BenchmarkUpdate's are, so
-// that what the window allocates is the implementations' own; a decoder
-// allocating each update as it arrives would add the same allocations to
-// both. They are part of the live heap at the start of the window (about
-// 9 KB each), which the log shows.
+// With fixture=objects the updates are built before the window, as
+// BenchmarkUpdate's are, so that what the window allocates is the store's
+// and the dispatch's alone. They are part of the live heap at the start of
+// the window (about 9 KB each), which the log shows.
 //
 // GOGC, GOMEMLIMIT and GODEBUG in the environment apply to the children
-// as to any process. Defaults: 100 000 pods, 1 000 updates/s, 30 s;
-// -steady.pods, -steady.rate and -steady.duration change them. ns/op is
-// a child's whole life, sync included; it measures nothing. The product's
-// figure is at a million pods; client-go's child peaked at 1.6 GB of
-// resident memory with 100 000 pods and 4.1 GB with 300 000, so a million
-// needs about 14 GB free:
+// as to any process. Defaults: 100 000 pods, 1 000 updates/s, 30 s, both
+// fixtures; -steady.pods, -steady.rate, -steady.duration and
+// -steady.fixture change them. At 100 000 pods neither implementation
+// allocates enough in 30 s to start a cycle: a window of 120 s shows
+// cycles. ns/op is a child's whole life, sync included; it measures
+// nothing. The product's figure is at a million pods; client-go's child
+// peaked at 1.6 GB of resident memory with 100 000 pods and 4.1 GB with
+// 300 000 (fixture=objects), so a million needs about 14 GB free, and
+// fixture=server 9 GB more for the encoded pods:
 //
 //	go test -run '^$' -bench SteadyStateGC -benchtime 1x -count 3 -timeout 60m . -steady.pods=1000000
 func BenchmarkSteadyStateGC(b *testing.B) {
