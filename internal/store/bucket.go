@@ -25,13 +25,13 @@ func (b *bucket[T]) add(e *entry[T]) int {
 }
 
 // remove takes out the object at pos by moving the last object into it,
-// whose entry items holds under its key.
-func (b *bucket[T]) remove(pos int, items map[Key]item[T]) {
+// whose entry s holds under its key.
+func (b *bucket[T]) remove(pos int, s *Store[T]) {
 	last := len(b.objs) - 1
 	if pos != last {
-		moved := b.objs[last]
-		b.objs[pos] = moved
-		items[KeyOf(moved)].e.setPos(b, pos)
+		moved := s.entryAt(b, last)
+		b.objs[pos] = b.objs[last]
+		moved.setPos(b, pos)
 	}
 	var zero T
 	b.objs[last] = zero

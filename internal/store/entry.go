@@ -48,6 +48,25 @@ func (e *entry[T]) addIndexSlot(s slot[T]) {
 	e.ix.slots = append(e.ix.slots, s)
 }
 
+// posIn returns the entry's position in bucket b, or -1 if b does not hold
+// it; all is the all-objects bucket.
+func (e *entry[T]) posIn(b, all *bucket[T]) int {
+	switch {
+	case b == all:
+		return e.allPos
+	case b == e.ns:
+		return e.nsPos
+	case b.ix == nil:
+		return -1
+	}
+	for _, s := range e.indexSlots() {
+		if s.b == b {
+			return s.pos
+		}
+	}
+	return -1
+}
+
 // setPos records the entry's new position in bucket b, which holds it.
 func (e *entry[T]) setPos(b *bucket[T], pos int) {
 	switch {

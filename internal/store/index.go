@@ -56,19 +56,19 @@ func (ix *index[T]) add(e *entry[T], vals []string) {
 	}
 }
 
-// remove takes e out of every bucket of this index; items finds the
-// entries of the objects that move.
-func (ix *index[T]) remove(e *entry[T], items map[Key]item[T]) {
+// remove takes e out of every bucket of this index; s finds the entries of
+// the objects that move.
+func (ix *index[T]) remove(e *entry[T], s *Store[T]) {
 	if e.ix == nil {
 		return
 	}
 	slots := e.ix.slots
 	for i := len(slots) - 1; i >= 0; i-- {
-		s := slots[i]
-		if s.b.ix != ix {
+		sl := slots[i]
+		if sl.b.ix != ix {
 			continue
 		}
-		ix.removeFromBucket(s, items)
+		ix.removeFromBucket(sl, s)
 		last := len(slots) - 1
 		slots[i] = slots[last]
 		slots[last] = slot[T]{}
@@ -77,10 +77,10 @@ func (ix *index[T]) remove(e *entry[T], items map[Key]item[T]) {
 	e.ix.slots = slots
 }
 
-func (ix *index[T]) removeFromBucket(s slot[T], items map[Key]item[T]) {
-	s.b.remove(s.pos, items)
-	if s.b.len() == 0 {
-		delete(ix.buckets, s.b.value)
+func (ix *index[T]) removeFromBucket(sl slot[T], s *Store[T]) {
+	sl.b.remove(sl.pos, s)
+	if sl.b.len() == 0 {
+		delete(ix.buckets, sl.b.value)
 	}
 }
 

@@ -259,7 +259,7 @@ func (s *Store[T]) PutLocked(key Key, obj T, v Version, gen uint64) (old T, oldV
 			errs = append(errs, err)
 		}
 		if !ix.sameValues(e, vals) {
-			ix.remove(e, s.items)
+			ix.remove(e, s)
 			ix.add(e, vals)
 		}
 	}
@@ -284,13 +284,13 @@ func (s *Store[T]) DeleteLocked(key Key) (old T, existed bool) {
 	}
 	e := it.e
 	delete(s.items, key)
-	s.all.remove(e.allPos, s.items)
-	e.ns.remove(e.nsPos, s.items)
+	s.all.remove(e.allPos, s)
+	e.ns.remove(e.nsPos, s)
 	if e.ns.len() == 0 {
 		delete(s.byNS, e.ns.value)
 	}
 	for _, sl := range e.indexSlots() {
-		sl.b.ix.removeFromBucket(sl, s.items)
+		sl.b.ix.removeFromBucket(sl, s)
 	}
 	return e.obj, true
 }
@@ -328,14 +328,48 @@ func (s *Store[T]) AppendStaleLocked(dst []Key, gen uint64) []Key {
 func (s *Store[T]) AppendStaleInNamespaceLocked(dst []Key, ns string, gen uint64) []Key {
 	n := len(dst)
 	if b := s.byNS[ns]; b != nil {
-		for _, obj := range b.objs {
-			if key := KeyOf(obj); s.items[key].e.gen != gen {
+		for pos, obj := range b.objs {
+			key := KeyOf(obj)
+			it, ok := s.items[key]
+			if !ok || it.e.posIn(b, s.all) != pos {
+				// The object was renamed after it was stored: its key
+				// is the map's, found by its entry.
+				e := s.entryAt(b, pos)
+				key, it = s.keyOf(e), item[T]{obj: e.obj, e: e}
+			}
+			if it.e.gen != gen {
 				dst = append(dst, key)
 			}
 		}
 	}
 	slices.SortFunc(dst[n:], compareKeys)
 	return dst
+}
+
+// entryAt returns the entry of the object at pos in b, which the map holds
+// under the object's key. Should the object's name or namespace have been
+// changed since it was stored (a caller writing to a cached object), the
+// entry is found by its position instead, looking through every entry.
+func (s *Store[T]) entryAt(b *bucket[T], pos int) *entry[T] {
+	if e := s.items[KeyOf(b.objs[pos])].e; e != nil && e.posIn(b, s.all) == pos {
+		return e
+	}
+	for _, it := range s.items {
+		if it.e.posIn(b, s.all) == pos {
+			return it.e
+		}
+	}
+	panic("store: no entry records the position of an object of its bucket")
+}
+
+// keyOf returns the key the map holds e under, looking through every key.
+func (s *Store[T]) keyOf(e *entry[T]) Key {
+	for key, it := range s.items {
+		if it.e == e {
+			return key
+		}
+	}
+	panic("store: an entry is not in the map")
 }
 
 // compareKeys orders keys by namespace, then name.

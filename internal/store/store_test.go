@@ -347,3 +347,35 @@ func TestEntrySize(t *testing.T) {
 	}
 	assert.EqualValues(t, 80, unsafe.Sizeof(entry[*corev1.Pod]{}))
 }
+
+// A caller that renames a cached object, which it must not do, leaves the
+// store working: deletions that move the renamed object, and the sweeps
+// after a list, find its entry, and it stays under the key it was stored
+// under.
+func TestStoreSurvivesARenamedCachedObject(t *testing.T) {
+	s := New[*corev1.Pod]()
+	require.NoError(t, s.AddIndex("color", byLabels))
+	s.Lock()
+	defer s.Unlock()
+	renamed := pod("a", "z", "red")
+	for _, p := range []*corev1.Pod{pod("a", "x", "red"), pod("a", "y", "red"), renamed, pod("b", "w", "red")} {
+		require.NoError(t, putAt(s, p, 1))
+	}
+	renamed.Name, renamed.Namespace = "elsewhere", "c"
+
+	// Deleting x moves the renamed object, last in its namespace's bucket.
+	_, ok := s.DeleteLocked(Key{Namespace: "a", Name: "x"})
+	require.True(t, ok)
+	assert.Equal(t, []Key{{Namespace: "a", Name: "y"}, {Namespace: "a", Name: "z"}}, s.AppendStaleInNamespaceLocked(nil, "a", 2))
+	assert.Equal(t, []Key{{Namespace: "a", Name: "y"}, {Namespace: "a", Name: "z"}, {Namespace: "b", Name: "w"}}, s.AppendStaleLocked(nil, 2))
+	got, ok := s.GetLocked(Key{Namespace: "a", Name: "z"})
+	require.True(t, ok)
+	assert.Same(t, renamed, got)
+	for _, key := range []Key{{Namespace: "a", Name: "y"}, {Namespace: "a", Name: "z"}, {Namespace: "b", Name: "w"}} {
+		_, ok := s.DeleteLocked(key)
+		require.True(t, ok, "%s", key)
+	}
+	assert.Empty(t, s.AppendAllLocked(nil))
+	assert.Empty(t, s.byNS)
+	assert.Empty(t, s.indexes[0].buckets)
+}
