@@ -379,3 +379,32 @@ func TestStoreSurvivesARenamedCachedObject(t *testing.T) {
 	assert.Empty(t, s.byNS)
 	assert.Empty(t, s.indexes[0].buckets)
 }
+
+// BenchmarkStoreDeleteAdd deletes a random pod of a store of 100k in 50
+// namespaces and adds it back: one op is one deletion and one addition,
+// each moving the last object of every bucket the pod leaves.
+func BenchmarkStoreDeleteAdd(b *testing.B) {
+	for _, indexed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("indexed=%t", indexed), func(b *testing.B) {
+			s := New[*corev1.Pod]()
+			if indexed {
+				require.NoError(b, s.AddIndex("color", byLabels))
+			}
+			const count = 100_000
+			pods := make([]*corev1.Pod, count)
+			s.Lock()
+			defer s.Unlock()
+			for i := range pods {
+				pods[i] = pod(fmt.Sprint("ns-", i%50), fmt.Sprint("pod-", i), fmt.Sprint("color-", i%500))
+				require.NoError(b, putAt(s, pods[i], 1))
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			b.ReportAllocs()
+			for b.Loop() {
+				p := pods[r.IntN(count)]
+				s.DeleteLocked(KeyOf(p))
+				_, _, _, _ = s.PutLocked(KeyOf(p), p, Version{}, 1)
+			}
+		})
+	}
+}
