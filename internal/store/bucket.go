@@ -29,9 +29,9 @@ func (b *bucket[T]) add(e *entry[T]) int {
 func (b *bucket[T]) remove(pos int, s *Store[T]) {
 	last := len(b.objs) - 1
 	if pos != last {
-		moved := s.entryAt(b, last)
+		_, moved := s.entryAt(b, last)
 		b.objs[pos] = b.objs[last]
-		moved.setPos(b, pos)
+		*moved.posIn(b, s.all) = pos
 	}
 	var zero T
 	b.objs[last] = zero

@@ -48,41 +48,30 @@ func (e *entry[T]) addIndexSlot(s slot[T]) {
 	e.ix.slots = append(e.ix.slots, s)
 }
 
-// posIn returns the entry's position in bucket b, or -1 if b does not hold
-// it; all is the all-objects bucket.
-func (e *entry[T]) posIn(b, all *bucket[T]) int {
+// posIn returns where the entry records its position in bucket b, or nil
+// if b does not hold it; all is the all-objects bucket.
+func (e *entry[T]) posIn(b, all *bucket[T]) *int {
 	switch {
 	case b == all:
-		return e.allPos
+		return &e.allPos
 	case b == e.ns:
-		return e.nsPos
+		return &e.nsPos
 	case b.ix == nil:
-		return -1
+		return nil
 	}
-	for _, s := range e.indexSlots() {
-		if s.b == b {
-			return s.pos
+	for i := range e.indexSlots() {
+		if e.ix.slots[i].b == b {
+			return &e.ix.slots[i].pos
 		}
 	}
-	return -1
+	return nil
 }
 
-// setPos records the entry's new position in bucket b, which holds it.
-func (e *entry[T]) setPos(b *bucket[T], pos int) {
-	switch {
-	case b == e.ns:
-		e.nsPos = pos
-	case b.ix == nil:
-		e.allPos = pos
-	default:
-		for i := range e.indexSlots() {
-			if e.ix.slots[i].b == b {
-				e.ix.slots[i].pos = pos
-				return
-			}
-		}
-		panic("store: entry is not in the bucket that holds it")
-	}
+// holds reports whether the entry records position pos in bucket b; all
+// is the all-objects bucket.
+func (e *entry[T]) holds(b *bucket[T], pos int, all *bucket[T]) bool {
+	p := e.posIn(b, all)
+	return p != nil && *p == pos
 }
 
 // setObj replaces the object in every bucket the entry sits in; all is the

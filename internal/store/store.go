@@ -328,16 +328,8 @@ func (s *Store[T]) AppendStaleLocked(dst []Key, gen uint64) []Key {
 func (s *Store[T]) AppendStaleInNamespaceLocked(dst []Key, ns string, gen uint64) []Key {
 	n := len(dst)
 	if b := s.byNS[ns]; b != nil {
-		for pos, obj := range b.objs {
-			key := KeyOf(obj)
-			it, ok := s.items[key]
-			if !ok || it.e.posIn(b, s.all) != pos {
-				// The object was renamed after it was stored: its key
-				// is the map's, found by its entry.
-				e := s.entryAt(b, pos)
-				key, it = s.keyOf(e), item[T]{obj: e.obj, e: e}
-			}
-			if it.e.gen != gen {
+		for pos := range b.objs {
+			if key, e := s.entryAt(b, pos); e.gen != gen {
 				dst = append(dst, key)
 			}
 		}
@@ -346,30 +338,22 @@ func (s *Store[T]) AppendStaleInNamespaceLocked(dst []Key, ns string, gen uint64
 	return dst
 }
 
-// entryAt returns the entry of the object at pos in b, which the map holds
-// under the object's key. Should the object's name or namespace have been
-// changed since it was stored (a caller writing to a cached object), the
-// entry is found by its position instead, looking through every entry.
-func (s *Store[T]) entryAt(b *bucket[T], pos int) *entry[T] {
-	if e := s.items[KeyOf(b.objs[pos])].e; e != nil && e.posIn(b, s.all) == pos {
-		return e
+// entryAt returns the entry of the object at pos in b, and the key the map
+// holds it under: the object's key. Should the object's name or namespace
+// have been changed since it was stored (a caller writing to a cached
+// object), the entry is found by its position instead, looking through
+// every entry.
+func (s *Store[T]) entryAt(b *bucket[T], pos int) (Key, *entry[T]) {
+	key := KeyOf(b.objs[pos])
+	if e := s.items[key].e; e != nil && e.holds(b, pos, s.all) {
+		return key, e
 	}
-	for _, it := range s.items {
-		if it.e.posIn(b, s.all) == pos {
-			return it.e
+	for key, it := range s.items {
+		if it.e.holds(b, pos, s.all) {
+			return key, it.e
 		}
 	}
 	panic("store: no entry records the position of an object of its bucket")
-}
-
-// keyOf returns the key the map holds e under, looking through every key.
-func (s *Store[T]) keyOf(e *entry[T]) Key {
-	for key, it := range s.items {
-		if it.e == e {
-			return key
-		}
-	}
-	panic("store: an entry is not in the map")
 }
 
 // compareKeys orders keys by namespace, then name.
