@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -139,6 +140,20 @@ func benchSetClientGoWatchList(on bool) error {
 		return err
 	}
 	return bf.SetClientGoWatchList(on)
+}
+
+// benchClientGoWatchListFor sets client-go's WatchListClient gate to on
+// for b, and turns it off again when b ends.
+func benchClientGoWatchListFor(b *testing.B, on bool) {
+	b.Helper()
+	if err := benchSetClientGoWatchList(on); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := benchSetClientGoWatchList(false); err != nil {
+			b.Error(err)
+		}
+	})
 }
 
 // benchCheckClientGoListWatch turns client-go's watch-list off

@@ -267,14 +267,7 @@ func benchEncodeServerPods(b *testing.B, count int) *bf.EncodedPods {
 // benchSyncFromServer measures syncs of impl from srv by path, each
 // checked (see the comment at the top of this file).
 func benchSyncFromServer(b *testing.B, srv *bf.PodServer, path benchServerPath, impl benchServerImpl) {
-	if err := benchSetClientGoWatchList(path.watchList); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := benchSetClientGoWatchList(false); err != nil {
-			b.Error(err)
-		}
-	}()
+	benchClientGoWatchListFor(b, path.watchList)
 	n := srv.Len()
 	b.ReportAllocs()
 	benchMeasureSync(b, n, func(onAdd func()) func() {

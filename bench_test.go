@@ -1191,14 +1191,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 // server's processes (server-ms/op) spent, since both run on the same
 // cores.
 func benchEndToEnd(b *testing.B, env *testenv.Env, s benchE2ESync, count int) {
-	if err := benchSetClientGoWatchList(s.clientGoWatchList); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := benchSetClientGoWatchList(false); err != nil {
-			b.Fatal(err)
-		}
-	}()
+	benchClientGoWatchListFor(b, s.clientGoWatchList)
 	var retained float64
 	var client, server time.Duration
 	b.ReportAllocs()
