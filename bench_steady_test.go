@@ -344,14 +344,15 @@ type steadyCache struct {
 // steadyObjects is fixture=objects: impl's cache of count of benchPods's
 // pods (no managedFields) behind a fake watch, sent total updates built
 // after the sync, each a change of the pod's last version, as decoded
-// objects handed to the cache.
-func steadyObjects(impl benchImpl, count, total int, h benchHandler) (*steadyCache, error) {
+// objects handed to the cache, whose handler calls onAdd and onUpdate.
+func steadyObjects(impl benchImpl, count, total int, onAdd, onUpdate func()) (*steadyCache, error) {
 	pods := benchPods(count, false)
 	w := watch.NewFakeWithChanSize(1024, false)
 	c, err := impl.New(benchSource{List: benchFresh(pods), Watch: staticWatch(w)}, benchCacheOptions{})
 	if err != nil {
 		return nil, err
 	}
+	h := benchHandler{Add: func(*corev1.Pod) { onAdd() }, Update: func(_, _ *corev1.Pod) { onUpdate() }}
 	if _, err := c.AddHandler(h); err != nil {
 		return nil, fmt.Errorf("adding the handler: %w", err)
 	}
@@ -465,10 +466,7 @@ func steadyMeasure(ctx context.Context, fixture string, impl benchImpl, count, r
 	var err error
 	switch fixture {
 	case "objects":
-		c, err = steadyObjects(impl, count, total, benchHandler{
-			Add:    func(*corev1.Pod) { onAdd() },
-			Update: func(_, _ *corev1.Pod) { onUpdate() },
-		})
+		c, err = steadyObjects(impl, count, total, onAdd, onUpdate)
 	case "server":
 		c, err = steadyServer(ctx, impl.Name, count, total, onAdd, onUpdate)
 	default:
@@ -593,13 +591,13 @@ func steadyRead() (steadyReading, error) {
 			return steadyReading{}, fmt.Errorf("runtime metric %s: not supported", m.Name)
 		}
 	}
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return steadyReading{}, fmt.Errorf("getrusage: %w", err)
+	cpu, err := processCPU()
+	if err != nil {
+		return steadyReading{}, err
 	}
 	return steadyReading{
 		wall:     time.Now(),
-		cpu:      time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		cpu:      cpu,
 		gcCPU:    s[0].Value.Float64(),
 		allocs:   s[1].Value.Uint64(),
 		gcCycles: s[2].Value.Uint64(),

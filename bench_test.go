@@ -1233,11 +1233,21 @@ func benchCPU(b *testing.B, env *testenv.Env) (client, server time.Duration) {
 
 // benchProcessCPU returns the CPU time this process has used.
 func benchProcessCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	cpu, err := processCPU()
+	if err != nil {
 		b.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return cpu
+}
+
+// processCPU returns the CPU time this process has used, user and system
+// (getrusage).
+func processCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
 // benchE2ESync is one way to sync a resource in BenchmarkEndToEnd.
