@@ -190,8 +190,8 @@ func benchSteadyStateGC(b *testing.B, fixture string, impl benchImpl) {
 				b.Fatal(err)
 			}
 			b.Logf("%s: sync %.1fs; %d updates in %.1fs; live heap %.0f MB, %.0f MB once they were handled; allocated %.1f MB; GC %.3f CPU-s in %d cycles; CPU %.2fs; a cycle forced after: %.3f CPU-s (runtime's count %.3f)",
-				r.Impl, r.SyncSeconds, r.Updates, r.Seconds, steadyMB(r.LiveHeapStart), steadyMB(r.LiveHeapEnd),
-				steadyMB(r.AllocBytes), r.GCCPUSeconds, r.GCCycles, r.CPUSeconds, r.CycleCPUSeconds, r.CycleGCCPUSeconds)
+				r.Impl, r.SyncSeconds, r.Updates, r.Seconds, bf.MB(float64(r.LiveHeapStart)), bf.MB(float64(r.LiveHeapEnd)),
+				bf.MB(float64(r.AllocBytes)), r.GCCPUSeconds, r.GCCycles, r.CPUSeconds, r.CycleCPUSeconds, r.CycleGCCPUSeconds)
 			sum.GCCPUSeconds += r.GCCPUSeconds
 			sum.GCCycles += r.GCCycles
 			sum.CPUSeconds += r.CPUSeconds
@@ -204,15 +204,12 @@ func benchSteadyStateGC(b *testing.B, fixture string, impl benchImpl) {
 		b.ReportMetric(sum.GCCPUSeconds/n, "gc-cpu-s")
 		b.ReportMetric(float64(sum.GCCycles)/n, "gc-cycles")
 		b.ReportMetric(sum.CPUSeconds/n, "cpu-s")
-		b.ReportMetric(steadyMB(sum.LiveHeapEnd)/n, "live-heap-MB")
-		b.ReportMetric(steadyMB(sum.AllocBytes)/n, "alloc-MB")
+		b.ReportMetric(bf.MB(float64(sum.LiveHeapEnd))/n, "live-heap-MB")
+		b.ReportMetric(bf.MB(float64(sum.AllocBytes))/n, "alloc-MB")
 		b.ReportMetric(sum.CycleCPUSeconds*1e3/n, "gc-cpu-ms/cycle")
-		b.ReportMetric(steadyMB(sum.PeakRSSBytes), "peak-rss-MB")
+		b.ReportMetric(bf.MB(float64(sum.PeakRSSBytes)), "peak-rss-MB")
 	})
 }
-
-// steadyMB converts bytes to megabytes (10⁶ bytes).
-func steadyMB(n uint64) float64 { return float64(n) / 1e6 }
 
 // steadyRunChild runs the test binary again as a child measuring impl
 // with this run's settings, and returns what it measured. The child is
