@@ -4,8 +4,8 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // bucket holds the objects that share one index value (or all objects).
 // Each object's entry records its position, so that a removal can move the
-// last object into the hole and tell that object's entry, found by its
-// key, its new position.
+// last object into the hole and the store, which finds that object's
+// entry by its key, tell it its new position.
 type bucket[T metav1.Object] struct {
 	ix    *index[T] // nil for the all-objects and namespace buckets
 	value string
@@ -24,15 +24,11 @@ func (b *bucket[T]) add(e *entry[T]) int {
 	return len(b.objs) - 1
 }
 
-// remove takes out the object at pos by moving the last object into it,
-// whose entry s holds under its key.
-func (b *bucket[T]) remove(pos int, s *Store[T]) {
+// remove takes out the object at pos by moving the last object into it;
+// the caller tells that object's entry its new position.
+func (b *bucket[T]) remove(pos int) {
 	last := len(b.objs) - 1
-	if pos != last {
-		_, moved := s.entryAt(b, last)
-		b.objs[pos] = b.objs[last]
-		*moved.posIn(b, s.all) = pos
-	}
+	b.objs[pos] = b.objs[last]
 	var zero T
 	b.objs[last] = zero
 	b.objs = b.objs[:last]

@@ -56,34 +56,6 @@ func (ix *index[T]) add(e *entry[T], vals []string) {
 	}
 }
 
-// remove takes e out of every bucket of this index; s finds the entries of
-// the objects that move.
-func (ix *index[T]) remove(e *entry[T], s *Store[T]) {
-	if e.ix == nil {
-		return
-	}
-	slots := e.ix.slots
-	for i := len(slots) - 1; i >= 0; i-- {
-		sl := slots[i]
-		if sl.b.ix != ix {
-			continue
-		}
-		ix.removeFromBucket(sl, s)
-		last := len(slots) - 1
-		slots[i] = slots[last]
-		slots[last] = slot[T]{}
-		slots = slots[:last]
-	}
-	e.ix.slots = slots
-}
-
-func (ix *index[T]) removeFromBucket(sl slot[T], s *Store[T]) {
-	sl.b.remove(sl.pos, s)
-	if sl.b.len() == 0 {
-		delete(ix.buckets, sl.b.value)
-	}
-}
-
 // sameValues reports whether e sits in exactly the buckets named by vals.
 func (ix *index[T]) sameValues(e *entry[T], vals []string) bool {
 	n := 0

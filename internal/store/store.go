@@ -259,7 +259,7 @@ func (s *Store[T]) PutLocked(key Key, obj T, v Version, gen uint64) (old T, oldV
 			errs = append(errs, err)
 		}
 		if !ix.sameValues(e, vals) {
-			ix.remove(e, s)
+			s.removeFromIndex(ix, e)
 			ix.add(e, vals)
 		}
 	}
@@ -284,15 +284,54 @@ func (s *Store[T]) DeleteLocked(key Key) (old T, existed bool) {
 	}
 	e := it.e
 	delete(s.items, key)
-	s.all.remove(e.allPos, s)
-	e.ns.remove(e.nsPos, s)
+	s.removeFrom(s.all, e.allPos)
+	s.removeFrom(e.ns, e.nsPos)
 	if e.ns.len() == 0 {
 		delete(s.byNS, e.ns.value)
 	}
 	for _, sl := range e.indexSlots() {
-		sl.b.ix.removeFromBucket(sl, s)
+		s.removeFromIndexBucket(sl)
 	}
 	return e.obj, true
+}
+
+// removeFrom takes the object at pos out of b, and tells the entry of the
+// object moved into its place its new position.
+func (s *Store[T]) removeFrom(b *bucket[T], pos int) {
+	if last := b.len() - 1; pos != last {
+		_, moved := s.entryAt(b, last)
+		*moved.posIn(b, s.all) = pos
+	}
+	b.remove(pos)
+}
+
+// removeFromIndex takes e out of every bucket of index ix.
+func (s *Store[T]) removeFromIndex(ix *index[T], e *entry[T]) {
+	if e.ix == nil {
+		return
+	}
+	slots := e.ix.slots
+	for i := len(slots) - 1; i >= 0; i-- {
+		sl := slots[i]
+		if sl.b.ix != ix {
+			continue
+		}
+		s.removeFromIndexBucket(sl)
+		last := len(slots) - 1
+		slots[i] = slots[last]
+		slots[last] = slot[T]{}
+		slots = slots[:last]
+	}
+	e.ix.slots = slots
+}
+
+// removeFromIndexBucket takes the object of slot sl out of its custom
+// index bucket, and the bucket out of its index once empty.
+func (s *Store[T]) removeFromIndexBucket(sl slot[T]) {
+	s.removeFrom(sl.b, sl.pos)
+	if sl.b.len() == 0 {
+		delete(sl.b.ix.buckets, sl.b.value)
+	}
 }
 
 // Reset removes every object, keeping the indexes, and gives the memory
