@@ -163,13 +163,18 @@ func newCache(cfg *rest.Config, opts cache.Options, views map[client.Object]sche
 	return c, nil
 }
 
+// NeedLeaderElection returns false: a manager runs the cache on every
+// replica, leader or not, as it runs controller-runtime's own caches
+// (manager.LeaderElectionRunnable).
+func (c *Cache) NeedLeaderElection() bool { return false }
+
 // Start runs the informers of the types requested so far, and of those
 // requested later, until ctx ends; then it waits for them to stop.
 func (c *Cache) Start(ctx context.Context) error {
 	c.mu.Lock()
 	if c.ctx != nil {
 		c.mu.Unlock()
-		return errors.New("controllerruntime: cache already started")
+		return errors.New("controllerruntime: informer already started") // controller-runtime's words, which callers match
 	}
 	c.ctx = ctx
 	c.runNamespacesLocked()

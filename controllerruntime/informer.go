@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	toolscache "k8s.io/client-go/tools/cache"
@@ -25,7 +26,13 @@ func newInformer(tc *typeCache) cache.Informer {
 	if len(views) == 1 {
 		return &singleInformer{views[0]}
 	}
-	return &multiInformer{name: tc.key.gvk.String(), views: views}
+	synced := make([]<-chan struct{}, len(views))
+	stops := make([]<-chan struct{}, len(views))
+	for n, v := range views {
+		synced[n], stops[n] = v.Informer().Synced(), v.Informer().Stopped()
+	}
+	name := tc.key.gvk.String()
+	return &multiInformer{name: name, views: views, synced: newAllDone(name, synced, stops)}
 }
 
 // consistencyHandlerPkg is the package of the handler that
@@ -78,8 +85,9 @@ func (s *singleInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHa
 // one per namespace setting. A handler added to it is added to each, and
 // called by each for its own objects.
 type multiInformer struct {
-	name  string
-	views []*clientgo.View[client.Object]
+	name   string
+	views  []*clientgo.View[client.Object]
+	synced *allDone
 }
 
 func (m *multiInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
@@ -95,6 +103,7 @@ func (m *multiInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHan
 		return nil, err
 	}
 	reg := &multiRegistration{name: m.name}
+	var synced, stops []<-chan struct{}
 	for _, v := range m.views {
 		r, err := v.AddEventHandlerWithOptions(h, opts)
 		if err != nil {
@@ -103,9 +112,12 @@ func (m *multiInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHan
 			}
 			return nil, err
 		}
-		reg.regs = append(reg.regs, r.(clientgo.Registration[client.Object]))
-		reg.stops = append(reg.stops, v.Informer().Stopped())
+		added := r.(clientgo.Registration[client.Object])
+		reg.regs = append(reg.regs, added)
+		synced = append(synced, added.Synced())
+		stops = append(stops, v.Informer().Stopped())
 	}
+	reg.synced = newAllDone(m.name, synced, stops)
 	return reg, nil
 }
 
@@ -138,13 +150,10 @@ func (m *multiInformer) HasSynced() bool {
 	return true
 }
 
+// HasSyncedChecker returns the informer's one checker, done once every
+// informer of the type has synced.
 func (m *multiInformer) HasSyncedChecker() toolscache.DoneChecker {
-	synced := make([]<-chan struct{}, len(m.views))
-	stops := make([]<-chan struct{}, len(m.views))
-	for n, v := range m.views {
-		synced[n], stops[n] = v.Informer().Synced(), v.Informer().Stopped()
-	}
-	return allDone(m.name, synced, stops)
+	return m.synced
 }
 
 func (m *multiInformer) IsStopped() bool {
@@ -158,9 +167,9 @@ func (m *multiInformer) IsStopped() bool {
 
 // multiRegistration is a handler added to each informer of a type.
 type multiRegistration struct {
-	name  string
-	regs  []clientgo.Registration[client.Object]
-	stops []<-chan struct{} // of the informers
+	name   string
+	regs   []clientgo.Registration[client.Object]
+	synced *allDone
 }
 
 func (r *multiRegistration) HasSynced() bool {
@@ -172,36 +181,58 @@ func (r *multiRegistration) HasSynced() bool {
 	return true
 }
 
+// HasSyncedChecker returns the registration's one checker, done once the
+// handler has been called for the initial state of every informer.
 func (r *multiRegistration) HasSyncedChecker() toolscache.DoneChecker {
-	synced := make([]<-chan struct{}, len(r.regs))
-	for n, reg := range r.regs {
-		synced[n] = reg.Synced()
+	return r.synced
+}
+
+// allDone is a toolscache.DoneChecker done once every channel of synced is
+// closed. Its channel is made once and closed once. Done closes it at
+// once when every channel is already closed; otherwise the first call
+// starts the one goroutine that waits for them, which also ends, leaving
+// the checker not done, once one of the informers has stopped (stops, in
+// the same order as synced).
+type allDone struct {
+	name          string
+	synced, stops []<-chan struct{}
+	wait, close   sync.Once
+	done          chan struct{}
+}
+
+func newAllDone(name string, synced, stops []<-chan struct{}) *allDone {
+	return &allDone{name: name, synced: synced, stops: stops, done: make(chan struct{})}
+}
+
+func (a *allDone) Name() string { return a.name }
+
+func (a *allDone) Done() <-chan struct{} {
+	if a.allClosed() {
+		a.close.Do(func() { close(a.done) })
+		return a.done
 	}
-	return allDone(r.name, synced, r.stops)
+	a.wait.Do(func() { go a.waitSynced() })
+	return a.done
 }
 
-// allDone is a checker done once every channel of synced is closed. A
-// goroutine waits for them; it also ends, leaving the checker not done,
-// once one of the informers has stopped (stops, in the same order).
-func allDone(name string, synced, stops []<-chan struct{}) toolscache.DoneChecker {
-	done := make(chan struct{})
-	go func() {
-		for n, ch := range synced {
-			select {
-			case <-ch:
-			case <-stops[n]:
-				return
-			}
+func (a *allDone) allClosed() bool {
+	for _, ch := range a.synced {
+		select {
+		case <-ch:
+		default:
+			return false
 		}
-		close(done)
-	}()
-	return doneChecker{name: name, done: done}
+	}
+	return true
 }
 
-type doneChecker struct {
-	name string
-	done chan struct{}
+func (a *allDone) waitSynced() {
+	for n, ch := range a.synced {
+		select {
+		case <-ch:
+		case <-a.stops[n]:
+			return
+		}
+	}
+	a.close.Do(func() { close(a.done) })
 }
-
-func (c doneChecker) Name() string          { return c.name }
-func (c doneChecker) Done() <-chan struct{} { return c.done }

@@ -34,7 +34,8 @@ type partConfig struct {
 
 // partsFor resolves cache.Options for a type the way controller-runtime
 // does: ByObject's namespace settings, then ByObject's, then
-// DefaultNamespaces', then the Default* options. A type cached in all
+// DefaultNamespaces', then the Default* options; a cluster-scoped type
+// takes ByObject's, then the Default* options. A type cached in all
 // namespaces but some, with settings of their own, gets one informer for
 // each of those and one for the rest.
 func partsFor(o *cache.Options, byObject *cache.ByObject, namespaced bool) []partConfig {
@@ -42,11 +43,24 @@ func partsFor(o *cache.Options, byObject *cache.ByObject, namespaced bool) []par
 	if byObject != nil {
 		bo = *byObject
 	}
+	if !namespaced {
+		// Cluster-scoped: ByObject's settings, then the Default* options;
+		// DefaultNamespaces, even its AllNamespaces entry, are about
+		// namespaces and do not apply.
+		return []partConfig{{
+			namespace: cache.AllNamespaces,
+			labels:    firstNonNil(bo.Label, o.DefaultLabelSelector),
+			fields:    firstNonNil(bo.Field, o.DefaultFieldSelector),
+			transform: firstNonNil(bo.Transform, o.DefaultTransform),
+			noCopy:    deref(firstNonNil(bo.UnsafeDisableDeepCopy, o.DefaultUnsafeDisableDeepCopy)),
+			sync:      jittered(firstNonNil(bo.SyncPeriod, o.SyncPeriod)),
+		}}
+	}
 	namespaces := bo.Namespaces
 	if namespaces == nil {
 		namespaces = o.DefaultNamespaces
 	}
-	if !namespaced || len(namespaces) == 0 {
+	if len(namespaces) == 0 {
 		namespaces = map[string]cache.Config{cache.AllNamespaces: {}}
 	}
 	var parts []partConfig
