@@ -53,11 +53,11 @@ var (
 
 var partialObjectMetadataType = reflect.TypeFor[*metav1.PartialObjectMetadata]()
 
-// MetadataOnly reports whether objects of type t, a pointer to a struct,
+// metadataOnly reports whether objects of type t, a pointer to a struct,
 // hold nothing but their metadata once the fields that skip names (by
 // their JSON paths) are left out: every field JSON names at its top level
 // is "metadata", "kind" or "apiVersion" (metav1.TypeMeta), or is skipped.
-func MetadataOnly(t reflect.Type, skip []string) bool {
+func metadataOnly(t reflect.Type, skip []string) bool {
 	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		return false
 	}
@@ -122,13 +122,13 @@ func metadataIsFieldOne(t reflect.Type) bool {
 
 // metadataProjected returns the functions that list and watch t's
 // resource in namespace ns as metadata, decoded into T, if T holds
-// nothing but metadata once dec's fields are skipped (MetadataOnly) and
+// nothing but metadata once dec's fields are skipped (metadataOnly) and
 // the library decodes it; whole are the functions of whole objects that
 // take over if the server refuses the projection. It returns whole
 // otherwise.
 func metadataProjected[T Object](a *Client, t Target, ns string, dec Decoding, whole *Funcs) (*Funcs, error) {
 	typ := reflect.TypeFor[T]()
-	if dec.Disabled || a.rest == nil || !MetadataOnly(typ, dec.Skip) {
+	if dec.Disabled || a.rest == nil || !metadataOnly(typ, dec.Skip) {
 		return whole, nil
 	}
 	var pd *protodec.Decoder

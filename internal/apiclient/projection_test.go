@@ -63,7 +63,7 @@ func TestMetadataOnly(t *testing.T) {
 		{reflect.TypeFor[*corev1.Pod](), []string{"spec", "status", "metadata.managedFields"}, true},
 		{reflect.TypeFor[*noMeta](), nil, false},
 	} {
-		assert.Equal(t, tc.want, MetadataOnly(tc.typ, tc.skip), "%v skipping %q", tc.typ, tc.skip)
+		assert.Equal(t, tc.want, metadataOnly(tc.typ, tc.skip), "%v skipping %q", tc.typ, tc.skip)
 	}
 }
 
