@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubetyped/informers"
@@ -229,4 +231,43 @@ func syncMetadataOf[T informers.Object](opts informers.Options[T]) func(t *testi
 			},
 		}
 	}
+}
+
+// A view of the metadata of a custom resource is projected too, and sent
+// in protobuf, which kube-apiserver encodes PartialObjectMetadata in for
+// custom resources as for built-in types.
+func TestMetadataViewOfCustomResource(t *testing.T) {
+	env, _, ns, ctx := sharedServer(t, 2*time.Minute)
+	dyn, err := dynamic.NewForConfig(env.Config())
+	require.NoError(t, err)
+	const group = "metaviews.example.com"
+	createGadgetCRDIn(t, dyn, ctx, group)
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}
+	for i := range 3 {
+		g := gadget(ns, fmt.Sprintf("g%d", i), int64(i))
+		g.SetAPIVersion(group + "/v1")
+		g.SetLabels(map[string]string{"index": fmt.Sprint(i)})
+		_, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, g, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	w, cfg := recorded(env)
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Namespace: ns, Backoff: fastBackoff})
+	views := informers.InformerWith(f, informers.Options[*metadataView]{Resource: gvr})
+	require.NoError(t, views.Err())
+	testutil.StartFactory(t, f)
+	require.NoError(t, f.WaitForSync(ctx))
+	require.Equal(t, 3, views.Lister().Len())
+	for i := range 3 {
+		v, err := views.Lister().Namespace(ns).Get(fmt.Sprintf("g%d", i))
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprint(i), v.Labels["index"])
+	}
+	checked := 0
+	for _, ex := range w.exchanges() {
+		if ex.status == http.StatusOK && pathEndsWithURL(ex.url, "gadgets") {
+			assert.True(t, strings.HasPrefix(ex.contentType, "application/vnd.kubernetes.protobuf"), "%s: %s", ex.url, ex.contentType)
+			checked++
+		}
+	}
+	assert.Positive(t, checked)
 }
