@@ -2,9 +2,14 @@ package integration
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -270,4 +275,64 @@ func TestMetadataViewOfCustomResource(t *testing.T) {
 		}
 	}
 	assert.Positive(t, checked)
+}
+
+// A server that cannot project (a proxy in front of kube-apiserver that
+// answers every request for metadata alone 406 Not Acceptable) leaves an
+// informer of metadata alone reading whole objects: it syncs and follows
+// updates all the same, and asks for the projection once.
+func TestMetadataViewFallsBackToWholeObjects(t *testing.T) {
+	env, cs, ns, ctx := sharedServer(t, 2*time.Minute)
+	createConfigMaps(t, env, ns, 10)
+	upstream := env.Config()
+	target, err := url.Parse(upstream.Host)
+	require.NoError(t, err)
+	transport, err := rest.TransportFor(upstream) // TLS and the bearer token
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var refused, whole int
+	rp := &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target) },
+		Transport:     transport,
+		FlushInterval: -1,
+		ErrorLog:      log.New(testWriter{t}, "proxy: ", 0),
+	}
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if kindOf(r.Method, r.URL, "configmaps") != otherRequest {
+			projected := strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata")
+			mu.Lock()
+			if projected {
+				refused++
+			} else {
+				whole++
+			}
+			mu.Unlock()
+			if projected {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusNotAcceptable)
+				_ = json.NewEncoder(w).Encode(&metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
+					Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable, Message: "the metadata alone is not served"})
+				return
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close) // after the informers, whose cleanups run first
+
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: &rest.Config{Host: proxy.URL, QPS: -1}, Namespace: ns, Backoff: fastBackoff})
+	views := informers.InformerWith(f, informers.Options[*metadataView]{Resource: corev1.SchemeGroupVersion.WithResource("configmaps")})
+	require.NoError(t, views.Err())
+	testutil.StartFactory(t, f)
+	require.NoError(t, f.WaitForSync(ctx))
+	require.Equal(t, 10, views.Lister().Len())
+	cm, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later", Labels: map[string]string{"late": "yes"}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	testutil.EventuallyWithin(t, time.Minute, func() bool {
+		v, err := views.Lister().Namespace(ns).Get("later")
+		return err == nil && v.ResourceVersion == cm.ResourceVersion && v.Labels["late"] == "yes"
+	}, "the new config map arrives")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 1, refused, "the projection asked for once")
+	assert.Positive(t, whole)
 }
