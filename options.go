@@ -103,7 +103,10 @@ type Options[T Object] struct {
 	// (paths not checked: removed once decoded). The name, namespace, UID and
 	// resource version of the metadata cannot be skipped; everything that
 	// reads a skipped field (an index, a transform, a selector on it) sees
-	// it empty. See docs/memory.md.
+	// it empty. Fields that leave nothing but "metadata" (and "kind" and
+	// "apiVersion") make a Factory's informer ask the server for the
+	// objects' metadata alone (as=PartialObjectMetadata), so that the
+	// rest is not even sent. See docs/memory.md.
 	SkipFields []string
 	// DisableDecoder turns off the library's decoders, which decode the
 	// protobuf of built-in types and of metadata-only informers (their

@@ -73,9 +73,11 @@ import (
 // for side by side: each is an informer, and a watch, of its own. Options
 // apply as to the full type: SkipFields names the view's fields by their
 // JSON paths; DisableDecoder cannot be set, the library's decoders being
-// the only ones that decode views. Writing a view back to the server would
-// drop every field it omits: change objects with patches. See
-// docs/memory.md.
+// the only ones that decode views. A view of metadata alone is asked of
+// the server as PartialObjectMetadata, so that the rest of each object is
+// not even sent; a view of more fields is decoded from whole objects.
+// Writing a view back to the server would drop every field it omits:
+// change objects with patches. See docs/memory.md.
 type ViewMeta struct {
 	Name              string                  `json:"name,omitempty"`
 	Namespace         string                  `json:"namespace,omitempty"`

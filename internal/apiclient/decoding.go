@@ -148,11 +148,23 @@ const (
 	metadataWatchAccept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 )
 
+// metadataMedia are the media types the metadata requests of an informer
+// accept, of lists and of watches.
+type metadataMedia struct {
+	list, watch string
+	// again says that a watch the server answers in a format the
+	// decoders leave is watched again through the metadata client, whose
+	// objects are *metav1.PartialObjectMetadata.
+	again bool
+}
+
+// clientGoMetadata are the media types of client-go's metadata client.
+var clientGoMetadata = metadataMedia{list: metadataListAccept, watch: metadataWatchAccept, again: true}
+
 // metadataDecoded lists and watches gvr in namespace ns as metadata, the
-// requests of client-go's metadata client sent through a.rest, and
-// decodes them with decoders. A watch the server answers in a format the
-// decoders leave is watched again through the metadata client.
-func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns string, decoders *wireDecoders[T]) *Funcs {
+// requests of client-go's metadata client sent through a.rest with the
+// media types of media, and decodes them with decoders.
+func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns string, decoders *wireDecoders[T], media metadataMedia) *Funcs {
 	request := func(ctx context.Context, opts metav1.ListOptions, accept string) (*rest.Request, metav1.APIResource, error) {
 		res, err := a.resource(ctx, gvr, "")
 		if err != nil {
@@ -165,7 +177,7 @@ func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns st
 	}
 	lw := newFuncs(
 		func(ctx context.Context, opts metav1.ListOptions) (List, error) {
-			req, _, err := request(ctx, opts, metadataListAccept)
+			req, _, err := request(ctx, opts, media.list)
 			if err != nil {
 				return nil, err
 			}
@@ -175,16 +187,19 @@ func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns st
 		},
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			opts.Watch = true
-			req, res, err := request(ctx, opts, metadataWatchAccept)
+			req, res, err := request(ctx, opts, media.watch)
 			if err != nil {
 				return nil, err
 			}
-			again := func() (watch.Interface, error) {
-				r := a.metadata.Resource(gvr.GroupVersion().WithResource(res.Name))
-				if res.Namespaced && ns != "" {
-					return r.Namespace(ns).Watch(ctx, opts)
+			var again func() (watch.Interface, error)
+			if media.again && a.metadata != nil {
+				again = func() (watch.Interface, error) {
+					r := a.metadata.Resource(gvr.GroupVersion().WithResource(res.Name))
+					if res.Namespaced && ns != "" {
+						return r.Namespace(ns).Watch(ctx, opts)
+					}
+					return r.Watch(ctx, opts)
 				}
-				return r.Watch(ctx, opts)
 			}
 			w, err := decoders.watch(ctx, req, again)
 			a.forgetOnNotFound(gvr.GroupVersion(), err)
@@ -192,7 +207,7 @@ func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns st
 		})
 	lw.Decoded = true
 	lw.Stream = func(ctx context.Context, opts metav1.ListOptions, items reflector.ListItems) (metav1.ListMeta, error) {
-		req, _, err := request(ctx, opts, metadataListAccept)
+		req, _, err := request(ctx, opts, media.list)
 		if err != nil {
 			return metav1.ListMeta{}, err
 		}

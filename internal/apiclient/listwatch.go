@@ -73,7 +73,9 @@ func ListWatch[T Object](a *Client, t Target, namespace string, dec Decoding) (*
 	case a.fake != nil:
 		lw = fakeListWatch[T](a, t, namespace)
 	default:
-		lw, err = typedListWatch[T](a, t, namespace, dec)
+		if lw, err = typedListWatch[T](a, t, namespace, dec); err == nil {
+			lw, err = metadataProjected[T](a, t, namespace, dec, lw)
+		}
 	}
 	return lw, err
 }
@@ -184,7 +186,7 @@ func metadataListWatch[T Object](a *Client, gvr schema.GroupVersionResource, ns 
 			return nil, err
 		}
 		if decoded, err := decoders.on(); err != nil || decoded {
-			return metadataDecoded(a, gvr, ns, decoders), err
+			return metadataDecoded(a, gvr, ns, decoders, clientGoMetadata), err
 		}
 	}
 	if a.metadata == nil {

@@ -135,7 +135,11 @@ func viewListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fun
 	case a.rest == nil:
 		return nil, errors.New("the factory has no client to reach the server")
 	default:
-		return viewDecoded[T](a, t, ns, dec, jd)
+		whole, err := viewDecoded[T](a, t, ns, dec, jd)
+		if err != nil {
+			return nil, err
+		}
+		return metadataProjected[T](a, t, ns, dec, whole)
 	}
 	bookmarks, err := jsondec.New(reflect.TypeFor[T](), jsondec.Options{})
 	if err != nil {

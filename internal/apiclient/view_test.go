@@ -230,7 +230,9 @@ func TestViewsOfCustomResources(t *testing.T) {
 }
 
 // One view type of two resources, through shared decoders, decodes each
-// with a plan of its own resource's type.
+// with a plan of its own resource's type; a view of metadata alone also
+// has the one decoder of PartialObjectMetadata that both resources'
+// projections share.
 func TestViewDecodersByResource(t *testing.T) {
 	ds := new(Decoders)
 	srv := &wireServer{}
@@ -247,7 +249,7 @@ func TestViewDecodersByResource(t *testing.T) {
 			protobuf++
 		}
 	}
-	assert.Equal(t, 2, protobuf, "a protobuf decoder per resource")
+	assert.Equal(t, 3, protobuf, "a protobuf decoder per resource, and one of their metadata")
 }
 
 // podServer serves a list of pods and a watch whose events it is given.

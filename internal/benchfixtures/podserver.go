@@ -58,23 +58,37 @@ func EncodeUpdates(l *PodList, n int, seed uint64) (*EncodedPods, error) {
 // pod every time it is called with the same index, with rv as their
 // resource version.
 func encodePods(n int, rv string, pod func(int) *corev1.Pod) (*EncodedPods, error) {
+	return encodeObjects(n, rv, func(i int) marshaler { return pod(i) })
+}
+
+// marshaler is an object of the generated API types, which encode
+// themselves in protobuf.
+type marshaler interface {
+	Size() int
+	MarshalToSizedBuffer([]byte) (int, error)
+}
+
+// encodeObjects encodes the n objects obj returns, which must return the
+// same object every time it is called with the same index, with rv as
+// their list's resource version.
+func encodeObjects(n int, rv string, obj func(int) marshaler) (*EncodedPods, error) {
 	e := &EncodedPods{ends: make([]int, n+1), rv: rv}
 	for i := range n {
-		e.ends[i+1] = e.ends[i] + pod(i).Size()
+		e.ends[i+1] = e.ends[i] + obj(i).Size()
 	}
 	var err error
 	if e.data, e.unmap, err = offHeap(e.ends[n]); err != nil {
 		return nil, err
 	}
 	for i := range n {
-		p := pod(i)
+		p := obj(i)
 		got, err := p.MarshalToSizedBuffer(e.data[e.ends[i]:e.ends[i+1]])
 		if err == nil && got != e.ends[i+1]-e.ends[i] {
 			err = fmt.Errorf("encoded in %d bytes, sized at %d", got, e.ends[i+1]-e.ends[i])
 		}
 		if err != nil {
 			_ = e.Close()
-			return nil, fmt.Errorf("benchfixtures: encoding pod %d: %w", i, err)
+			return nil, fmt.Errorf("benchfixtures: encoding object %d: %w", i, err)
 		}
 	}
 	return e, nil
@@ -445,18 +459,22 @@ func (c *chunker) header(tag byte, n int) {
 // event writes the frame of a watch event of type typ (eventAdded or
 // eventModified) of pod, as WatchFrame encodes it: a 4-byte length, then a
 // metav1.WatchEvent whose object is pod in its envelope.
-func (c *chunker) event(typ, pod []byte) {
-	env := envelope(typeMetaPod, len(pod))
+func (c *chunker) event(typ, pod []byte) { c.eventOf(typ, typeMetaPod, pod) }
+
+// eventOf writes the frame of a watch event of type typ of obj, whose
+// TypeMeta in the envelope is tm.
+func (c *chunker) eventOf(typ, tm, obj []byte) {
+	env := envelope(tm, len(obj))
 	body := len(typ) + field(field(env))
 	c.write(binary.BigEndian.AppendUint32(c.scratch[:0], uint32(body)))
 	c.write(typ)
 	c.header(tag2, field(env)) // the event's object, a RawExtension
 	c.header(tag1, env)        // its raw bytes
 	c.write(protobufMagic)
-	c.header(tag1, len(typeMetaPod))
-	c.write(typeMetaPod)
-	c.header(tag2, len(pod))
-	c.write(pod)
+	c.header(tag1, len(tm))
+	c.write(tm)
+	c.header(tag2, len(obj))
+	c.write(obj)
 	c.write(unknownTail)
 }
 
