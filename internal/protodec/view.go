@@ -46,6 +46,9 @@ func NewView(view, api reflect.Type, o Options) (*Decoder, error) {
 		return nil, err
 	}
 	dec := &Decoder{typ: view.Elem(), plan: m, d: newDecoder(o.Share), plain: newDecoder(false)}
+	// The bytes are api's: its metadata names an object that does not
+	// decode into the view.
+	dec.metadata = metadataField(planFor(api.Elem()))
 	if o.Share || len(o.Skip) > 0 {
 		dec.root = &share.Place{}
 	}
