@@ -14,6 +14,11 @@ import (
 // ErrStopped is returned by calls on an informer or factory that has stopped.
 var ErrStopped = errors.New("informers: stopped")
 
+// ErrReleased is wrapped by the errors of the listers of an informer that
+// Factory.Release released: Get and ByIndex find nothing because the cache
+// was emptied, not because the server has no such object.
+var ErrReleased = errors.New("informers: informer released by Factory.Release, its cache emptied")
+
 // ErrNotStarted is returned by a Factory's WaitForSync before Start: its
 // informers would never sync.
 var ErrNotStarted = errors.New("informers: factory not started")

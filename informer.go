@@ -586,8 +586,10 @@ func (i *SharedInformer[T]) stopUnstarted() {
 }
 
 // free empties the cache of a stopped informer, so that its memory can be
-// reclaimed and its readers see nothing; it no longer counts as synced.
+// reclaimed and its readers see nothing, and their Get says why
+// (ErrReleased); it no longer counts as synced.
 func (i *SharedInformer[T]) free() {
+	i.reader.released.Store(true)
 	i.writer.unsync()
 	i.store.Reset()
 }
