@@ -9,10 +9,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetyped/informers/internal/wording"
 )
 
 // ErrStopped is returned by calls on an informer or factory that has stopped.
 var ErrStopped = errors.New("informers: stopped")
+
+// ErrReleased is wrapped by the errors of the listers of an informer that
+// Factory.Release released: Get and ByIndex find nothing because the cache
+// was emptied, not because the server has no such object.
+var ErrReleased = errors.New("informers: informer released by Factory.Release, its cache emptied")
 
 // ErrNotStarted is returned by a Factory's WaitForSync before Start: its
 // informers would never sync.
@@ -269,14 +276,16 @@ func (e *VersionError) Unwrap() error { return e.Err }
 //
 // Every other object of the resource is cached and delivered all the
 // same. The cache keeps the object's last state that decoded, if any, and
-// handlers are told nothing of it until it decodes again (an update) or
-// is deleted; it is never reported deleted while the server has it.
+// handlers are told nothing of it until it decodes again (an update of
+// that state, or an add if it never decoded) or is deleted; it is never
+// reported deleted while the server has it.
 // OnError (or the log) gets the error once per version of the object,
 // InformerStats.Undecodable counts such objects, a Tracker returns the
 // error for a write of one, and, with Options.FailReadinessOnUndecodable,
-// ReadyCheck fails while there is one. Its message is the resource's and
-// Err's, which names the object, its uid and resourceVersion, the field and
-// the cause.
+// ReadyCheck fails while there is one. When most objects fail at the
+// same field, the type is at fault: see UndecodableTypeError. Its message
+// is the resource's and Err's, which names the object, its uid and
+// resourceVersion, the field and the cause.
 type UndecodableObjectError struct {
 	Resource        string
 	Key             types.NamespacedName
@@ -304,5 +313,59 @@ func (e *UndecodableObjectsError) Error() string {
 	if len(e.Objects) > 0 {
 		first = ", first " + e.Objects[0].Key.String() + ": " + e.Objects[0].Err.Error()
 	}
-	return message("%s: %d objects cannot be decoded%s", e.Resource, len(e.Objects), first)
+	return message("%s: %s cannot be decoded%s", e.Resource, wording.Count(len(e.Objects), "object"), first)
+}
+
+// UndecodableTypeError says that most of the objects of an informer's
+// resource cannot be decoded into its Go type at the same field: the
+// mistake is the type's (or the view's), not the data's. The rule: at
+// least two objects fail at one field path (array indexes aside:
+// spec.containers[0].image and spec.containers[3].image are one field,
+// spec.containers[*].image), and they are more than half of the objects
+// the server has, as far as the informer knows (those cached and those
+// that cannot be decoded and are not). Objects whose decoder did not say
+// where it failed do not count.
+//
+// While the rule holds, the informer's WaitForSync returns this error once
+// the cache has synced, ReadyCheck fails with it whatever
+// Options.FailReadinessOnUndecodable says, and LastError returns it when
+// no request failed since. It holds after the sync too, as soon as later
+// writes make most objects undecodable, and stops holding as soon as
+// enough of them are fixed or deleted. Each object is still contained as
+// UndecodableObjectError says: the cache holds those that decode.
+type UndecodableTypeError struct {
+	// Resource names the informer's resource and Go type.
+	Resource string
+	// Type is the Go type, such as "*v1.Widget".
+	Type string
+	// Field is the JSON path of the field the objects fail at, array
+	// indexes written [*], such as "spec.size".
+	Field string
+	// Failed is how many objects fail at Field.
+	Failed int
+	// Undecodable is how many objects cannot be decoded, at any field.
+	Undecodable int
+	// Objects is how many objects the server has, as far as the informer
+	// knows.
+	Objects int
+	// First is the error of the first object, by namespace and name, that
+	// fails at Field.
+	First *UndecodableObjectError
+}
+
+func (e *UndecodableTypeError) Error() string {
+	var b strings.Builder
+	b.WriteString(message("%s: %d of %s cannot be decoded at %s: %s does not fit the resource", e.Resource, e.Failed, wording.Count(e.Objects, "object"), e.Field, e.Type))
+	if e.First != nil {
+		fmt.Fprintf(&b, "; first: %v", e.First.Err)
+	}
+	return b.String()
+}
+
+// Unwrap returns First.
+func (e *UndecodableTypeError) Unwrap() error {
+	if e.First == nil {
+		return nil
+	}
+	return e.First
 }

@@ -87,3 +87,9 @@ func JSONListWatch[T Object](list func(metav1.ListOptions) ([]byte, error), stre
 // StoreNamespaceIndex is the store's name of its namespace index, which
 // NamespaceIndex spells out for go doc.
 const StoreNamespaceIndex = store.NamespaceIndex
+
+// MostlyUndecodable exposes the rule of UndecodableTypeError to the tests.
+var MostlyUndecodable = mostlyUndecodable
+
+// UndecodableField exposes fieldOf to the tests.
+var UndecodableField = fieldOf

@@ -308,6 +308,14 @@ func TestFactoryRelease(t *testing.T) {
 	require.Error(t, f.Release(ctx, cms), "released twice")
 	assert.Zero(t, cms.Lister().Len(), "a released cache is freed")
 	assert.False(t, cms.HasSynced())
+	// Its readers say why they find nothing: not a NotFound, which a
+	// controller would take for a deleted object.
+	_, err = cms.Lister().Namespace("a").Get("cm")
+	require.ErrorIs(t, err, informers.ErrReleased)
+	assert.False(t, apierrors.IsNotFound(err))
+	assert.ErrorContains(t, err, `get configmaps "a/cm": informers: informer released by Factory.Release`)
+	_, err = cms.Lister().ByIndex(informers.NamespaceIndex, "a")
+	require.ErrorIs(t, err, informers.ErrReleased)
 
 	fresh := informers.Informer[*corev1.ConfigMap](f)
 	assert.NotSame(t, cms, fresh)

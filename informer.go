@@ -264,7 +264,10 @@ func (i *SharedInformer[T]) Synced() <-chan struct{} { return i.writer.syncedCha
 // ends, says the informer is waiting for its resource.
 // The informer keeps retrying in the background either way. A sharded
 // informer has synced once it holds the shard it was last given, by
-// Options.Shard or SetShardRanges.
+// Options.Shard or SetShardRanges. Once synced, it returns an
+// *UndecodableTypeError, at once, while most of the resource's objects
+// cannot be decoded at the same field: the cache has synced, but the Go
+// type does not fit the resource.
 func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 	if i.failed != nil {
 		return i.failed
@@ -274,11 +277,11 @@ func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 	}
 	st := shardsOf(i.scope)
 	if st == nil {
-		return nil
+		return i.undecodableType()
 	}
 	select {
 	case <-st.syncedChan():
-		return nil
+		return i.undecodableType()
 	case <-i.stopped:
 		return &NotSyncedError{Resource: i.cfg.desc, LastErr: i.LastError(), Err: ErrStopped}
 	case <-ctx.Done():
@@ -313,12 +316,28 @@ func (i *SharedInformer[T]) waitForCache(ctx context.Context) error {
 	}
 }
 
-// LastError returns the error of the last failed list or watch, or nil if
-// the last request succeeded.
+// LastError returns the error of the last failed list or watch; if the
+// last request succeeded, an *UndecodableTypeError while the cache has
+// synced and most of the resource's objects cannot be decoded at the same
+// field; nil otherwise.
 func (i *SharedInformer[T]) LastError() error {
 	i.mu.Lock()
-	defer i.mu.Unlock()
-	return i.lastErr
+	err := i.lastErr
+	i.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return i.undecodableType()
+}
+
+// undecodableType returns an *UndecodableTypeError while the cache has
+// synced and most of the resource's objects cannot be decoded at the same
+// field, and nil otherwise.
+func (i *SharedInformer[T]) undecodableType() error {
+	if !i.HasSynced() {
+		return nil
+	}
+	return i.writer.undecodableType()
 }
 
 // LastSyncResourceVersion returns the resource version the cache is at;
@@ -586,8 +605,10 @@ func (i *SharedInformer[T]) stopUnstarted() {
 }
 
 // free empties the cache of a stopped informer, so that its memory can be
-// reclaimed and its readers see nothing; it no longer counts as synced.
+// reclaimed and its readers see nothing, and their Get says why
+// (ErrReleased); it no longer counts as synced.
 func (i *SharedInformer[T]) free() {
+	i.reader.released.Store(true)
 	i.writer.unsync()
 	i.store.Reset()
 }
@@ -639,11 +660,16 @@ func (i *SharedInformer[T]) stalenessNow() (Staleness, bool) {
 
 // unhealthy returns why a synced informer is not ready: a
 // *StalenessError if the cache lags the server by more than the threshold
-// of its staleness monitor, or, with Options.FailReadinessOnUndecodable, an
-// *UndecodableObjectsError while objects cannot be decoded.
+// of its staleness monitor, an *UndecodableTypeError while most objects
+// cannot be decoded at the same field, or, with
+// Options.FailReadinessOnUndecodable, an *UndecodableObjectsError while
+// objects cannot be decoded.
 func (i *SharedInformer[T]) unhealthy() error {
 	if st, ok := i.stalenessNow(); ok && i.staleness.over(st) {
 		return &StalenessError{Resource: i.cfg.desc, Staleness: st, Threshold: i.staleness.opts.Threshold}
+	}
+	if err := i.undecodableType(); err != nil {
+		return err
 	}
 	if i.cfg.failOnUndecodable && i.writer.undecodableCount() > 0 {
 		return &UndecodableObjectsError{Resource: i.cfg.desc, Objects: i.writer.undecodableObjects()}

@@ -62,6 +62,7 @@ type AnyInformer interface {
 	free()
 	busyHandlers() []string
 	unhealthy() error
+	undecodableType() error
 	registrations() []Syncer
 }
 

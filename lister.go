@@ -9,6 +9,12 @@ import (
 // Lister reads an informer's cache. Objects are shared with the cache:
 // treat them as read-only. Get it from SharedInformer.Lister; the zero
 // value is not usable.
+//
+// The lister of an informer that Factory.Release released reads an empty
+// cache: List, All, Select and Len find nothing, and Get, a
+// NamespaceLister's Get and ByIndex return an error that wraps
+// ErrReleased, not a NotFound that a controller would take for a deleted
+// object. Ask the factory for the informer again for a fresh cache.
 type Lister[T Object] struct {
 	r *reader[T]
 }
@@ -55,6 +61,11 @@ func (l Lister[T]) ByIndex(index, value string) ([]T, error) {
 	objs, ok := l.r.store.AppendIndex(nil, index, value)
 	if !ok {
 		return nil, errorf("%s has no index %q", l.r.resource, index)
+	}
+	if len(objs) == 0 {
+		if err := l.r.releasedError("index "+index, value); err != nil {
+			return nil, err
+		}
 	}
 	return objs, nil
 }

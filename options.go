@@ -135,7 +135,8 @@ type Options[T Object] struct {
 	// resource that cannot be decoded into T. By default one tenant's bad
 	// object does not make a controller unready: every other object is
 	// cached, the bad one is named (UndecodableObjectError) and counted
-	// (InformerStats.Undecodable).
+	// (InformerStats.Undecodable). Most objects failing at the same field
+	// fail readiness with or without it (UndecodableTypeError).
 	FailReadinessOnUndecodable bool
 	// WaitForResource makes WaitForSync wait for a resource that is not
 	// served yet (a custom resource whose definition is not installed),
@@ -160,8 +161,10 @@ type Options[T Object] struct {
 	Shard *shard.Shard
 
 	// OnError, if set, receives every error the informer meets: failed
-	// requests (*ListWatchError), panicking handlers (*HandlerPanicError),
-	// transforms (*TransformError) and index functions (*IndexError).
+	// requests (*ListWatchError), objects the server has that cannot be
+	// decoded into T (*UndecodableObjectError, once per version of the
+	// object), panicking handlers (*HandlerPanicError), transforms
+	// (*TransformError) and index functions (*IndexError).
 	// It must return quickly. If nil, errors are logged.
 	OnError func(error)
 	// Backoff sets the delays between retries after failures; nil means

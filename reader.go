@@ -3,6 +3,7 @@ package informers
 import (
 	"iter"
 	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -18,6 +19,8 @@ type reader[T Object] struct {
 	store    *store.Store[T]
 	resource schema.GroupResource // for NotFound errors
 	buffers  sync.Pool            // *[]T used by iterators
+	// released says Factory.Release emptied the cache for good.
+	released atomic.Bool
 }
 
 func newReader[T Object](st *store.Store[T], resource schema.GroupResource) *reader[T] {
@@ -33,6 +36,9 @@ func (r *reader[T]) get(ns, name string) (T, error) {
 	if ok {
 		return obj, nil
 	}
+	if err := r.releasedError("get", types.NamespacedName{Namespace: ns, Name: name}.String()); err != nil {
+		return obj, err
+	}
 	// The scope is read off the cache: objects with a namespace mean a
 	// namespaced resource, objects without one a cluster-scoped one.
 	total, clusterScoped := r.store.Len(), r.store.CountNamespace("")
@@ -43,6 +49,15 @@ func (r *reader[T]) get(ns, name string) (T, error) {
 		return obj, &ScopeError{Resource: r.resource, Name: name}
 	}
 	return obj, apierrors.NewNotFound(r.resource, name)
+}
+
+// releasedError returns, once the informer has been released, the error
+// of a read (op of what) that finds nothing for that reason; nil before.
+func (r *reader[T]) releasedError(op, what string) error {
+	if !r.released.Load() {
+		return nil
+	}
+	return errorf("%s %s %q: %w", op, r.resource, what, ErrReleased)
 }
 
 // iterate yields the objects fill appends to a pooled buffer. The buffer

@@ -16,8 +16,10 @@ import (
 //	err := informers.WaitForSync(ctx, pods, podsReg, deployments, deploymentsReg)
 //
 // It returns nil once they have, or the errors of those that have not,
-// joined, when ctx ends or as soon as each has either synced or failed in a
-// way that needs a fix on the server (see NotSyncedError). Each cause is
+// and of informers whose Go type does not fit their resource
+// (UndecodableTypeError), joined, when ctx ends or as soon as each has
+// either synced or failed in a way that needs a fix on the server (see
+// NotSyncedError). Each cause is
 // said once: a registration waits for its informer first, and when that
 // informer fails, the registration's error is the informer's; it is left
 // out when the informer, or another of its registrations, already says it.
@@ -29,7 +31,7 @@ func WaitForSync(ctx context.Context, syncers ...Syncer) error {
 			errs[n] = errorf("WaitForSync: syncer %d is nil", n)
 			continue
 		}
-		if s.HasSynced() {
+		if s.HasSynced() && undecodableTypeOf(s) == nil {
 			continue
 		}
 		wg.Go(func() { errs[n] = s.WaitForSync(ctx) })
@@ -73,6 +75,18 @@ func withoutRepeats(syncers []Syncer, errs []error) []error {
 	return errs
 }
 
+// undecodableTypeOf returns the *UndecodableTypeError of s, an informer or
+// a registration of one, or nil.
+func undecodableTypeOf(s Syncer) error {
+	if r, ok := s.(interface{ informer() any }); ok {
+		s, _ = r.informer().(Syncer)
+	}
+	if inf, ok := s.(AnyInformer); ok {
+		return inf.undecodableType()
+	}
+	return nil
+}
+
 // informer returns the informer the handler is added to, a
 // *SharedInformer[T].
 func (r *Registration[T]) informer() any { return r.inf }
@@ -111,7 +125,9 @@ func (f *Factory) snapshot() (infs []Syncer, started bool, failed []error) {
 // (mgr.AddReadyzCheck("informers", informers.ReadyCheck(pods, podsReg))):
 // it returns nil once every syncer has synced, and otherwise an error that
 // names each one that has not, with its last list or watch error, so that
-// a 403 Forbidden reads as one. A handler removed for exceeding its queue
+// a 403 Forbidden reads as one. An informer most of whose objects cannot
+// be decoded at the same field fails it while they cannot
+// (UndecodableTypeError). A handler removed for exceeding its queue
 // limit fails it for good, and so, while it lasts, does an informer whose
 // cache lags the server by more than the threshold of its staleness
 // monitor (StalenessOptions). It does not wait: it reports the state at

@@ -261,6 +261,33 @@ func (w *writer[T]) undecodableObjects() []*UndecodableObjectError { return w.ba
 // be decoded.
 func (w *writer[T]) undecodableCount() int { return w.bad.len() }
 
+// undecodableType returns an *UndecodableTypeError when most of the
+// objects the server has fail to decode at the same field
+// (mostlyUndecodable), and nil otherwise. The objects the server has are,
+// as far as the informer knows, those cached and those that could not be
+// decoded and are not.
+func (w *writer[T]) undecodableType() error {
+	field, failed := w.bad.commonest()
+	cached := w.store.Len()
+	if !mostlyUndecodable(failed, cached) { // it cannot hold for more objects
+		return nil
+	}
+	keys, first := w.bad.keysAndFirst(field)
+	objects := cached
+	for _, key := range keys {
+		if _, ok := w.store.Get(key); !ok {
+			objects++
+		}
+	}
+	if !mostlyUndecodable(failed, objects) {
+		return nil
+	}
+	return &UndecodableTypeError{
+		Resource: w.desc, Type: reflect.TypeFor[T]().String(), Field: field,
+		Failed: failed, Undecodable: len(keys), Objects: objects, First: first,
+	}
+}
+
 // keepLastGood keeps the cached object under key, whose new version the
 // transform failed on, in its last good state, so that a relist does not
 // take it for gone; unless the new version has another UID: the cached

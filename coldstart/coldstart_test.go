@@ -7,9 +7,11 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -278,4 +280,50 @@ func TestParseProcStatus(t *testing.T) {
 	assert.Equal(t, procStatus{hwm: 2 << 20, rss: 1 << 20}, s)
 	_, err = parseProcStatus([]byte("Name:\tx\n"))
 	assert.Error(t, err)
+}
+
+// -as metadata runs no view: a view is decoded from full objects, which
+// is not what a metadata-only cache costs. Every other shape runs it.
+func TestApplicableImplementations(t *testing.T) {
+	for _, tc := range []struct {
+		name, as string
+		skipped  []string
+	}{
+		{"pods", "", nil},
+		{"pods", "metadata", []string{"informers-view"}},
+		{"configmaps", "metadata", []string{"informers-view"}},
+		{"v1/secrets", "unstructured", nil},
+	} {
+		r, err := parseResource(tc.name, tc.as)
+		require.NoError(t, err)
+		all, err := selectImplementations(strings.Join(tableImplementations, ","))
+		require.NoError(t, err)
+		kept, skipped := applicable(all, r)
+		assert.ElementsMatch(t, tc.skipped, slices.Collect(maps.Keys(skipped)), "%s as %q", tc.name, tc.as)
+		assert.Len(t, kept, len(all)-len(tc.skipped))
+		for _, im := range kept {
+			assert.NotContains(t, tc.skipped, im.name)
+		}
+	}
+}
+
+// The chart draws the peak of a run that did not sync hatched and
+// outlined, says under it that it did not sync, and explains the hatching
+// in the legend; a chart of synced runs alone has no such legend.
+func TestSVGMarksRunsThatDidNotSync(t *testing.T) {
+	r := report{Resource: "v1/pods (typed)", Expected: 1000, MemoryLimit: 1 << 30, Results: []measurement{
+		{Implementation: "client-go", Outcome: oomKilled, PeakRSS: 1 << 30},
+		{Implementation: "informers", Outcome: synced, Sync: 2 * time.Second, PeakRSS: 300 << 20, HeapAfterSync: 100 << 20},
+	}}
+	svg := string(r.svg())
+	requireXML(t, []byte(svg))
+	assert.Equal(t, 2, strings.Count(svg, `fill="url(#ended)" stroke=`), "one hatched bar, and the legend's")
+	assert.Contains(t, svg, "✗ oom-killed, not synced")
+	assert.Contains(t, svg, "synced in 2.00s")
+	assert.Contains(t, svg, "peak RSS of a run killed or failed before it synced")
+
+	r.Results = r.Results[1:]
+	svg = string(r.svg())
+	assert.NotContains(t, svg, "url(#ended)")
+	assert.NotContains(t, svg, "killed or failed")
 }

@@ -32,6 +32,27 @@ type implementation struct {
 	// sync creates a cache of r over cfg, starts it, and returns once it
 	// holds the server's state, or fails when ctx ends.
 	sync func(ctx context.Context, cfg *rest.Config, r resource) (*syncedCache, error)
+	// skip, if set, returns why the implementation does not measure r:
+	// it would cache something else than r's shape; "" if it does.
+	skip func(r resource) string
+}
+
+// applicable returns the implementations of impls that measure r, in
+// order, and why each of the others does not, by name.
+func applicable(impls []implementation, r resource) (kept []implementation, skipped map[string]string) {
+	for _, im := range impls {
+		if im.skip != nil {
+			if why := im.skip(r); why != "" {
+				if skipped == nil {
+					skipped = map[string]string{}
+				}
+				skipped[im.name] = why
+				continue
+			}
+		}
+		kept = append(kept, im)
+	}
+	return kept, skipped
 }
 
 // syncedCache is a cache that sync filled.
@@ -75,6 +96,12 @@ var implementations = []implementation{
 		about: "this library's Factory, caching a view: of pods, their metadata, node, containers' names and images, " +
 			"phase and conditions; of any other resource, its metadata",
 		sync: syncInformers(informers.FactoryOptions{}, viewInformer),
+		skip: func(r resource) string {
+			if r.shape == shapeMetadata {
+				return "a view is decoded from full objects, and -as metadata measures caches of what the server sends of metadata alone (informers caches *metav1.PartialObjectMetadata)"
+			}
+			return ""
+		},
 	},
 }
 

@@ -34,6 +34,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"runtime"
@@ -191,6 +192,13 @@ func runParent(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	res, err := parseResource(o.resource, o.as)
 	if err != nil {
 		return err
+	}
+	impls, skipped := applicable(impls, res)
+	for _, name := range slices.Sorted(maps.Keys(skipped)) {
+		p.printf("%s: not run: %s", name, skipped[name])
+	}
+	if len(impls) == 0 {
+		return fmt.Errorf("-impl: no implementation measures %s", res)
 	}
 	var limit int64
 	if o.memoryLimit != "" {

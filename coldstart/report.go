@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -160,30 +161,44 @@ func (r *report) svg() []byte {
 	legend := func(x int, color, label string) {
 		fmt.Fprintf(&b, `<rect x="%d" y="36" width="12" height="12" fill="%s"/><text x="%d" y="46">%s</text>`+"\n", x, color, x+16, esc(label))
 	}
+	// A run that did not sync draws its peak hatched, outlined in the
+	// limit's colour: the peak at which it ended, not that of a cache.
+	fmt.Fprintf(&b, `<defs><pattern id="ended" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">`+
+		`<rect width="6" height="6" fill="white"/><line x1="0" y1="0" x2="0" y2="6" stroke="%s" stroke-width="3"/></pattern></defs>`+"\n", colorPeak)
 	legend(svgLeft, colorPeak, "peak RSS")
 	legend(svgLeft+100, colorHeap, "Go heap after sync")
+	if slices.ContainsFunc(r.Results, func(m measurement) bool { return m.Outcome != synced }) {
+		fmt.Fprintf(&b, `<rect x="%d" y="36" width="12" height="12" fill="url(#ended)" stroke="%s"/><text x="%d" y="46">%s</text>`+"\n",
+			svgLeft+250, colorLimit, svgLeft+266, esc("peak RSS of a run killed or failed before it synced"))
+	}
 	for v := 0.0; v <= top+step/2; v += step {
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", svgLeft, width-svgRight, y(v), y(v))
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", svgLeft-6, y(v)+4, esc(tickLabel(v)))
 	}
 	for i, m := range r.Results {
 		x := float64(svgLeft + svgGroupWidth*i + (svgGroupWidth-2*svgBarWidth)/2)
-		bar := func(x float64, v uint64, color string) {
+		bar := func(x float64, v uint64, fill string) {
 			if v == 0 {
 				return
 			}
-			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%d" height="%.1f" fill="%s"/>`+"\n", x, y(float64(v)), svgBarWidth, svgTop+svgPlotHeight-y(float64(v)), color)
+			stroke := ""
+			if m.Outcome != synced {
+				stroke = fmt.Sprintf(` stroke="%s" stroke-width="1.5"`, colorLimit)
+			}
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%d" height="%.1f" fill="%s"%s/>`+"\n", x, y(float64(v)), svgBarWidth, svgTop+svgPlotHeight-y(float64(v)), fill, stroke)
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="11">%s</text>`+"\n", x+svgBarWidth/2, y(float64(v))-4, esc(formatSize(int64(v))))
 		}
-		bar(x, m.PeakRSS, colorPeak)
-		bar(x+svgBarWidth, m.HeapAfterSync, colorHeap)
 		center := x + svgBarWidth
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" font-weight="bold">%s</text>`+"\n", center, svgTop+svgPlotHeight+20, esc(m.Implementation))
-		under := string(m.Outcome)
+		under, color := "synced in "+formatDuration(m.Sync), "black"
 		if m.Outcome == synced {
-			under = "synced in " + formatDuration(m.Sync)
+			bar(x, m.PeakRSS, colorPeak)
+		} else {
+			bar(x, m.PeakRSS, "url(#ended)")
+			under, color = "✗ "+string(m.Outcome)+", not synced", colorLimit
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", center, svgTop+svgPlotHeight+38, esc(under))
+		bar(x+svgBarWidth, m.HeapAfterSync, colorHeap)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" font-weight="bold">%s</text>`+"\n", center, svgTop+svgPlotHeight+20, esc(m.Implementation))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" fill="%s">%s</text>`+"\n", center, svgTop+svgPlotHeight+38, color, esc(under))
 	}
 	fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#333"/>`+"\n", svgLeft, width-svgRight, svgTop+svgPlotHeight, svgTop+svgPlotHeight)
 	if r.MemoryLimit > 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -307,13 +308,20 @@ func (c *Cache) typeFor(gvk schema.GroupVersionKind, sh shape, create bool) (tc 
 }
 
 // waitSynced waits until the type's informers have synced, if the cache
-// runs, as controller-runtime's reads do.
+// runs, as controller-runtime's reads do. Synced caches are read even
+// while most of their objects cannot be decoded (an
+// informers.UndecodableTypeError, which WaitForCacheSync and readiness
+// report): the objects that decode are there.
 func (tc *typeCache) waitSynced(ctx context.Context) error {
 	syncers := make([]informers.Syncer, len(tc.parts))
 	for n, p := range tc.parts {
 		syncers[n] = p.inf
 	}
-	if err := informers.WaitForSync(ctx, syncers...); err != nil {
+	err := informers.WaitForSync(ctx, syncers...)
+	if err != nil && !slices.ContainsFunc(syncers, func(s informers.Syncer) bool { return !s.HasSynced() }) {
+		return nil
+	}
+	if err != nil {
 		return apierrors.NewTimeoutError(fmt.Sprintf("failed waiting for %v informer to sync: %v", tc.key.gvk, err), 0)
 	}
 	return nil

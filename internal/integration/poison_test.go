@@ -2,8 +2,11 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -168,4 +172,130 @@ func TestPoisonObject(t *testing.T) {
 			assert.Equal(t, 100, inf.Lister().Len())
 		})
 	}
+}
+
+// sizeAsString is a view of gadgets with the wrong JSON kind: it reads
+// spec.size as a string, where gadgets have an integer.
+type sizeAsString struct {
+	informers.ViewMeta `json:"metadata"`
+	Spec               struct {
+		Size string `json:"size"`
+	} `json:"spec"`
+}
+
+func (g *sizeAsString) DeepCopyObject() runtime.Object { return informers.DeepCopyView(g) }
+
+// TestUndecodableCacheIsUnhealthy: a view of the wrong JSON kind
+// (sizeAsString) over gadgets whose spec keeps any field, so that nothing
+// but their decoding can find the mistake. With 199 of 200 gadgets
+// undecodable, WaitForSync returns an UndecodableTypeError naming the
+// field, the view and the counts, and ReadyCheck and LastError fail with
+// it; the same once the cache has synced, when writes make most gadgets
+// undecodable, until enough are fixed. One bad gadget among 100 good ones
+// leaves WaitForSync and readiness green.
+func TestUndecodableCacheIsUnhealthy(t *testing.T) {
+	env, _, ns, ctx := sharedServer(t, 4*time.Minute)
+	dyn, err := dynamic.NewForConfig(env.Config())
+	require.NoError(t, err)
+	group := strings.ToLower(strings.ReplaceAll(ns, "-", "")) + ".unhealthy.example.com"
+	gvr := createLooseGadgetCRD(t, dyn, ctx, group)
+	req := httptest.NewRequest(http.MethodGet, "/readyz", nil)
+
+	// start creates the gadgets of sizes in namespace ns, named
+	// <prefix>-NNN, and starts an informer of sizeAsString over them.
+	start := func(t *testing.T, prefix string, sizes []any) (*informers.Factory, *informers.SharedInformer[*sizeAsString], dynamic.ResourceInterface) {
+		t.Helper()
+		space := testutil.Namespace(t, clientset(t, env.Config()))
+		gadgets := dyn.Resource(gvr).Namespace(space)
+		for n, size := range sizes {
+			_, err := gadgets.Create(ctx, looseGadget(group, space, fmt.Sprintf("%s-%03d", prefix, n), size), metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: space, Backoff: fastBackoff})
+		inf := informers.InformerWith(f, informers.Options[*sizeAsString]{Resource: gvr, OnError: func(error) {}})
+		require.NoError(t, inf.Err())
+		testutil.StartFactory(t, f)
+		return f, inf, gadgets
+	}
+	// unhealthy checks that f's informer inf says failed of objects
+	// gadgets fail at spec.size.
+	unhealthy := func(t *testing.T, f *informers.Factory, inf *informers.SharedInformer[*sizeAsString], failed, objects int) {
+		t.Helper()
+		wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		var typ *informers.UndecodableTypeError
+		require.ErrorAs(t, f.WaitForSync(wait), &typ)
+		t.Logf("WaitForSync: %v", typ)
+		assert.NoError(t, wait.Err(), "WaitForSync returned at once")
+		assert.Equal(t, "spec.size", typ.Field)
+		assert.Equal(t, "*integration.sizeAsString", typ.Type)
+		assert.Equal(t, []int{failed, failed, objects}, []int{typ.Failed, typ.Undecodable, typ.Objects})
+		assert.ErrorContains(t, typ, fmt.Sprintf("%d of %d objects cannot be decoded at spec.size: *integration.sizeAsString does not fit the resource", failed, objects))
+		require.ErrorAs(t, informers.ReadyCheck(inf)(req), &typ)
+		require.ErrorAs(t, f.ReadyCheck()(req), &typ)
+		require.ErrorAs(t, inf.LastError(), &typ)
+	}
+	healthy := func(t *testing.T, f *informers.Factory, inf *informers.SharedInformer[*sizeAsString]) {
+		t.Helper()
+		wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		require.NoError(t, f.WaitForSync(wait))
+		require.NoError(t, informers.ReadyCheck(inf)(req))
+		require.NoError(t, f.ReadyCheck()(req))
+		require.NoError(t, inf.LastError())
+	}
+	// resize patches the size of gadgets first to last-1 to size.
+	resize := func(t *testing.T, gadgets dynamic.ResourceInterface, prefix string, first, last int, size any) {
+		t.Helper()
+		patch, err := json.Marshal(map[string]any{"spec": map[string]any{"size": size}})
+		require.NoError(t, err)
+		for n := first; n < last; n++ {
+			_, err := gadgets.Patch(ctx, fmt.Sprintf("%s-%03d", prefix, n), types.MergePatchType, patch, metav1.PatchOptions{})
+			require.NoError(t, err)
+		}
+	}
+
+	t.Run("at-sync", func(t *testing.T) {
+		sizes := []any{"big"}
+		for n := range 199 {
+			sizes = append(sizes, n)
+		}
+		f, inf, _ := start(t, "g", sizes)
+		unhealthy(t, f, inf, 199, 200)
+		assert.True(t, inf.HasSynced(), "the cache synced all the same")
+		assert.Equal(t, 1, inf.Lister().Len(), "the gadget that decodes is cached")
+		assert.Equal(t, 199, inf.Stats().Undecodable)
+	})
+
+	t.Run("after-sync", func(t *testing.T) {
+		sizes := make([]any, 200)
+		for n := range sizes {
+			sizes[n] = fmt.Sprintf("s%d", n)
+		}
+		f, inf, gadgets := start(t, "g", sizes)
+		healthy(t, f, inf)
+		require.Equal(t, 200, inf.Lister().Len())
+
+		// Writes make 150 of the 200 undecodable.
+		resize(t, gadgets, "g", 0, 150, 7)
+		testutil.EventuallyWithin(t, 30*time.Second, func() bool { return inf.Stats().Undecodable == 150 }, "150 gadgets undecodable")
+		unhealthy(t, f, inf, 150, 200)
+		assert.Equal(t, 200, inf.Lister().Len(), "their last good states are kept")
+
+		// 100 fixed: 50 of 200 is a few bad objects, not a bad type.
+		resize(t, gadgets, "g", 0, 100, "fixed")
+		testutil.EventuallyWithin(t, 30*time.Second, func() bool { return inf.Stats().Undecodable == 50 }, "50 gadgets undecodable")
+		healthy(t, f, inf)
+	})
+
+	t.Run("one-among-many", func(t *testing.T) {
+		sizes := []any{7}
+		for n := range 100 {
+			sizes = append(sizes, fmt.Sprintf("s%d", n))
+		}
+		f, inf, _ := start(t, "g", sizes)
+		healthy(t, f, inf)
+		assert.Equal(t, 100, inf.Lister().Len())
+		assert.Equal(t, 1, inf.Stats().Undecodable)
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubetyped/informers/internal/decoded"
+	"github.com/kubetyped/informers/internal/wording"
 )
 
 // StreamList decodes a JSON list response whose kind must be listKind
@@ -49,7 +50,7 @@ func StreamList[T runtime.Object](dec *Decoder, r io.Reader, listKind string, ne
 		switch key {
 		case "kind":
 			if v[0] == '"' && string(v) != `"`+listKind+`"` {
-				return fmt.Errorf("the list is a %s, want %q", v, listKind)
+				return fmt.Errorf("the list is %s, want %q", wording.A(string(v)), listKind)
 			}
 		case "metadata":
 			return decodeListMeta(&meta, v)

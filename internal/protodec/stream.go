@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"sync"
 	"unsafe"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubetyped/informers/internal/decoded"
+	"github.com/kubetyped/informers/internal/wording"
 )
 
 // StreamList decodes a list response in the protobuf envelope whose kind
@@ -146,7 +148,7 @@ func (s *listStream) envelope(listKind string, list func(*countReader) error) er
 				return errListTwice
 			}
 			if string(kind) != listKind {
-				return fmt.Errorf("the list is a %q, want %q", kind, listKind)
+				return fmt.Errorf("the list is %s, want %q", wording.A(strconv.Quote(string(kind))), listKind)
 			}
 			listSeen = true
 			lr := &countReader{r: s.r, n: n}
@@ -171,7 +173,7 @@ func (s *listStream) envelope(listKind string, list func(*countReader) error) er
 		}
 	}
 	if string(kind) != listKind {
-		return fmt.Errorf("the list is a %q, want %q", kind, listKind)
+		return fmt.Errorf("the list is %s, want %q", wording.A(strconv.Quote(string(kind))), listKind)
 	}
 	return nil
 }

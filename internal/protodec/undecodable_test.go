@@ -126,3 +126,22 @@ func TestEventDecoderUndecodable(t *testing.T) {
 	assert.Equal(t, "m1", u.Name)
 	assert.Equal(t, "metadata.creationTimestamp", u.Path)
 }
+
+// A view's decoder names an object that does not decode into the view,
+// by the metadata of the API type whose bytes it reads, as the decoder of
+// the full type does, so that a watch, or a watch-list's initial events,
+// goes on past it.
+func TestViewUndecodable(t *testing.T) {
+	dec, err := NewView(reflect.TypeFor[*podView](), reflect.TypeFor[*corev1.Pod](), Options{Share: true})
+	require.NoError(t, err)
+	decode := EventDecoder(dec, func() *podView { return new(podView) })
+	v, err := decode(marshal(t, quantityPod("a1"), "123m"), false)
+	require.NoError(t, err)
+	assert.Equal(t, "a1", v.Metadata.Name)
+	_, err = decode(marshal(t, quantityPod("b2"), "12xm"), false)
+	u, ok := errors.AsType[*decoded.Undecodable](err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, decoded.Undecodable{Namespace: "shop", Name: "b2", UID: "u-b2", ResourceVersion: "72",
+		Path: "spec.containers[0].resources.limits.cpu", Err: u.Err}, *u)
+
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubetyped/informers/internal/decopt"
 	"github.com/kubetyped/informers/internal/share"
+	"github.com/kubetyped/informers/internal/wording"
 )
 
 // A view is a Go struct that a user declares with the fields of an API
@@ -45,6 +46,9 @@ func NewView(view, api reflect.Type, o Options) (*Decoder, error) {
 		return nil, err
 	}
 	dec := &Decoder{typ: view.Elem(), plan: m, d: newDecoder(o.Share), plain: newDecoder(false)}
+	// The bytes are api's: its metadata names an object that does not
+	// decode into the view.
+	dec.metadata = metadataField(planFor(api.Elem()))
 	if o.Share || len(o.Skip) > 0 {
 		dec.root = &share.Place{}
 	}
@@ -115,7 +119,7 @@ func (b *viewBuilder) plan(view, api reflect.Type, path string) (*message, error
 	}
 	am := planFor(api)
 	if am.codec != structCodec || am.strings || view.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("%s is a %v, which must be a %v", path, view, api)
+		return nil, fmt.Errorf("%s is %s, which must be %s", path, wording.A(view.String()), wording.A(api.String()))
 	}
 	key := viewKey{view, api}
 	if m, ok := viewPlans.Load(key); ok {
@@ -230,7 +234,7 @@ func (b *viewBuilder) field(vf viewField, af *field) (*field, error) {
 		return f, nil
 	}
 	mismatch := func() error {
-		return fmt.Errorf("%s is a %v, which cannot hold %s's %v", vf.goPath, vt, vf.json, af.typ)
+		return fmt.Errorf("%s is %s, which cannot hold %s %v", vf.goPath, wording.A(vt.String()), wording.Possessive(vf.json), af.typ)
 	}
 	// The API type whose values the view's values are: the field's, or
 	// its elements' or its map values'.
@@ -239,7 +243,7 @@ func (b *viewBuilder) field(vf viewField, af *field) (*field, error) {
 		api = af.elem
 	}
 	if ownJSON(api) && base(vt) != api {
-		return nil, fmt.Errorf("%s is a %v, which must hold %s's %v, whose JSON is its own", vf.goPath, vt, vf.json, api)
+		return nil, fmt.Errorf("%s is %s, which must hold %s %v, whose JSON is its own", vf.goPath, wording.A(vt.String()), wording.Possessive(vf.json), api)
 	}
 	f.kind = af.kind
 	switch af.kind {

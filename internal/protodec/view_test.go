@@ -302,6 +302,11 @@ type (
 	sliceForStruct struct {
 		Spec []string `json:"spec"`
 	}
+	containersAsInt struct {
+		Spec struct {
+			Containers int `json:"containers"`
+		} `json:"spec"`
+	}
 	nameA     struct{ Name string }
 	nameB     struct{ Name string }
 	bothNamed struct {
@@ -329,10 +334,11 @@ func TestCheckView(t *testing.T) {
 		{reflect.TypeFor[*unknownField](), `unknownField.Spec.NodeNam: v1.PodSpec has no field "nodeNam"`},
 		{reflect.TypeFor[*wrongCase](), `did you mean "nodeName"?`},
 		{reflect.TypeFor[*wrongKind](), "wrongKind.Spec.Priority is a *string, which cannot hold priority's *int32"},
-		{reflect.TypeFor[*intForInt32](), "intForInt32.Spec.Containers[].Ports[].ContainerPort is a int, which cannot hold containerPort's int32"},
+		{reflect.TypeFor[*intForInt32](), "intForInt32.Spec.Containers[].Ports[].ContainerPort is an int, which cannot hold containerPort's int32"},
 		{reflect.TypeFor[*ownJSONAsStruct](), "must hold port's intstr.IntOrString, whose JSON is its own"},
 		{reflect.TypeFor[*timeAsString](), "must hold creationTimestamp's v1.Time"},
 		{reflect.TypeFor[*sliceForStruct](), "sliceForStruct.Spec is a []string, which cannot hold spec's v1.PodSpec"},
+		{reflect.TypeFor[*containersAsInt](), "containersAsInt.Spec.Containers is an int, which cannot hold containers' []v1.Container"},
 		{reflect.TypeFor[*bothNamed](), `are both named "Name"`},
 		{reflect.TypeFor[*embedsPointer](), "cannot embed a pointer"},
 		{reflect.TypeFor[podView](), "not a pointer to a struct"},
