@@ -104,6 +104,7 @@ func TestClusterScopedIgnoresDefaultNamespaces(t *testing.T) {
 			}})
 			require.NoError(t, err)
 			startCache(t, c)
+			require.True(t, c.WaitForCacheSync(ctx))
 			var list corev1.NodeList
 			require.NoError(t, c.List(ctx, &list), "nodes listed")
 			var names []string
