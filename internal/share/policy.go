@@ -9,7 +9,7 @@ const (
 	MinHits = Window / 16
 	// MinSlots and MaxSlots bound a table; it starts small and doubles
 	// while the values it misses outnumber its slots.
-	MinSlots = 64
+	MinSlots = 8
 	MaxSlots = 4096
 	// firstPause and maxPause bound how many visits a place that turned
 	// itself off waits before it tries again.

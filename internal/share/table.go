@@ -3,7 +3,9 @@ package share
 import "unsafe"
 
 // Table is a place's memory of values by the hash of their encoding. Its
-// zero value is ready to use. A place whose values seldom repeat turns
+// zero value is ready to use; it makes its slots when its place meets its
+// second value, and starts with few, so that the many places an
+// unstructured object's unique paths make cost little. A place whose values seldom repeat turns
 // itself off after a window of misses, drops its slots, and tries again
 // after a pause that doubles each time.
 type Table struct {
@@ -14,6 +16,11 @@ type Table struct {
 	// pause counts down the visits left while the place is off; backoff
 	// is how long the next pause lasts.
 	pause, backoff int32
+	// met says the place met a value before: a table is made at the
+	// second, since a place that meets one value has none to share it
+	// with (the paths of unstructured objects, such as a CRD's schema's,
+	// are often met once).
+	met bool
 }
 
 // Slot is a value remembered: a string, a slice (P, N, C), a map or a
@@ -37,6 +44,10 @@ func (t *Table) On() bool {
 		return false
 	}
 	if t.slots == nil {
+		if !t.met {
+			t.met = true
+			return false
+		}
 		t.slots = make([]Slot, MinSlots)
 	}
 	return true
