@@ -122,22 +122,15 @@ func streamList(r io.Reader, items func(*scanner) error, member func(key string,
 					return seenItems, s.syntax(v)
 				}
 			default:
-				v, err := s.value()
-				if err != nil {
+				if _, err := s.validValue(1); err != nil {
 					return seenItems, err
-				}
-				if !s.valid(v, 1) {
-					return seenItems, s.syntax(v)
 				}
 				return seenItems, errors.New("items are not an array")
 			}
 		default:
-			v, err := s.value()
+			v, err := s.validValue(1)
 			if err != nil {
 				return seenItems, err
-			}
-			if !s.valid(v, 1) {
-				return seenItems, s.syntax(v)
 			}
 			if k == "metadata" {
 				if seenMeta {
@@ -333,6 +326,40 @@ func (s *scanner) value() ([]byte, error) {
 	}
 }
 
+// validValue returns the bytes of the next value, after white space,
+// valid JSON inside outer arrays and objects, or a syntax error; they
+// are valid until the scanner reads on. An object or an array that lies
+// whole in the buffer is read in one pass, which checks it as it finds
+// its end; the buffer is refilled first when less than half of it is left
+// to read, so that most do. Any other value, and one that the buffer cuts
+// or that is not valid, is found by value, then checked.
+func (s *scanner) validValue(outer int) ([]byte, error) {
+	c, err := s.peek()
+	if err != nil {
+		return nil, err
+	}
+	if c == '{' || c == '[' {
+		if s.err == nil && len(s.buf)-s.i < cap(s.buf)/2 {
+			// An error is the reader's, kept for the next fill: what
+			// the buffer holds is read first.
+			_, _ = s.fill(s.i)
+		}
+		if end := validValue(s.buf, s.i, outer, nil); end >= 0 {
+			v := s.buf[s.i:end]
+			s.i = end
+			return v, nil
+		}
+	}
+	v, err := s.value()
+	if err != nil {
+		return nil, err
+	}
+	if !s.valid(v, outer) {
+		return nil, s.syntax(v)
+	}
+	return v, nil
+}
+
 // elements reads the array that starts at the scanner, and calls fn with
 // the index and the bytes of each element, valid JSON.
 func (s *scanner) elements(fn func(k int, v []byte) error) error {
@@ -344,12 +371,9 @@ func (s *scanner) elements(fn func(k int, v []byte) error) error {
 		if err != nil {
 			return err
 		}
-		v, err := s.value()
+		v, err := s.validValue(2)
 		if err != nil {
 			return err
-		}
-		if !s.valid(v, 2) {
-			return s.syntax(v)
 		}
 		if err := fn(k, v); err != nil {
 			return err

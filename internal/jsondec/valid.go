@@ -13,18 +13,27 @@ func Valid(b []byte) bool { return valid(b, nil) }
 // valid is Valid, telling ev, if not nil, of the members of the object b
 // and of its member "object".
 func valid(b []byte, ev *eventParts) bool {
+	end := validValue(b, ws(b, 0), 0, ev)
+	return end >= 0 && ws(b, end) == len(b)
+}
+
+// validValue returns the index after the valid JSON value that starts at
+// b[i], inside outer arrays and objects (which count toward the limit on
+// nesting), or -1 if there is none: the value is invalid or b ends before
+// it does. It tells ev, if not nil, of the members of the object and of
+// its member "object".
+func validValue(b []byte, i, outer int, ev *eventParts) int {
 	var first [64]byte
 	open := first[:0] // the arrays and objects around i: '[' or '{'
-	i := ws(b, 0)
 	for {
 		// A value starts at b[i].
 		if i >= len(b) {
-			return false
+			return -1
 		}
 		switch c := b[i]; c {
 		case '{', '[':
-			if len(open) >= maxNesting {
-				return false
+			if len(open)+outer >= maxNesting {
+				return -1
 			}
 			if i = ws(b, i+1); i < len(b) && b[i] == c+2 { // '}' or ']'
 				i++
@@ -34,7 +43,7 @@ func valid(b []byte, ev *eventParts) bool {
 			if c == '{' {
 				k := i
 				if i = member(b, i); i < 0 {
-					return false
+					return -1
 				}
 				if ev != nil {
 					ev.member(b, k, i, open)
@@ -43,23 +52,23 @@ func valid(b []byte, ev *eventParts) bool {
 			continue
 		case '"':
 			if i = validString(b, i); i < 0 {
-				return false
+				return -1
 			}
 		case 't':
 			if i = literal(b, i, "true"); i < 0 {
-				return false
+				return -1
 			}
 		case 'f':
 			if i = literal(b, i, "false"); i < 0 {
-				return false
+				return -1
 			}
 		case 'n':
 			if i = literal(b, i, "null"); i < 0 {
-				return false
+				return -1
 			}
 		default:
 			if i = validNumber(b, i); i < 0 {
-				return false
+				return -1
 			}
 		}
 		// A value ends before b[i]: what follows closes or continues
@@ -68,12 +77,11 @@ func valid(b []byte, ev *eventParts) bool {
 			if ev != nil {
 				ev.ended(b, i, len(open))
 			}
-			i = ws(b, i)
 			if len(open) == 0 {
-				return i == len(b)
+				return i
 			}
-			if i >= len(b) {
-				return false
+			if i = ws(b, i); i >= len(b) {
+				return -1
 			}
 			top := open[len(open)-1]
 			if b[i] == top+2 {
@@ -82,12 +90,12 @@ func valid(b []byte, ev *eventParts) bool {
 				continue
 			}
 			if b[i] != ',' {
-				return false
+				return -1
 			}
 			if i = ws(b, i+1); top == '{' {
 				k := i
 				if i = member(b, i); i < 0 {
-					return false
+					return -1
 				}
 				if ev != nil {
 					ev.member(b, k, i, open)

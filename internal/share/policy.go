@@ -7,9 +7,10 @@ const (
 	// MinHits is the fewest hits per window a place needs to go on:
 	// one in sixteen.
 	MinHits = Window / 16
-	// MinSlots and MaxSlots bound a table; it starts small and doubles
-	// while the values it misses outnumber its slots.
-	MinSlots = 64
+	// MinSlots and MaxSlots bound a table's slots, made once its first
+	// value's slot is taken; they double while the values it misses
+	// outnumber them.
+	MinSlots = 8
 	MaxSlots = 4096
 	// firstPause and maxPause bound how many visits a place that turned
 	// itself off waits before it tries again.
