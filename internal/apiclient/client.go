@@ -52,6 +52,12 @@ type Client struct {
 
 	mu        sync.Mutex
 	resources map[schema.GroupVersion]*metav1.APIResourceList
+	// openAPI keeps the last OpenAPI v3 document read of each group
+	// version, which views are checked against.
+	openAPI map[schema.GroupVersion]openAPIDoc
+	// openAPIWaited holds the group versions whose schema a view's check
+	// waited for the server to publish.
+	openAPIWaited map[schema.GroupVersion]bool
 }
 
 // fakeInvoker is implemented by client-go's fake clientsets.
