@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/kubetyped/informers/internal/viewcheck"
@@ -125,7 +126,7 @@ func withUnchecked(status string, report viewcheck.Report) string {
 	return fmt.Sprintf("%s; unchecked, the schema says nothing of them: %s", status, strings.Join(report.Unchecked, ", "))
 }
 
-// checkServer checks view against the schema the server publishes for
+// CheckServer checks view against the schema the server publishes for
 // kind gvk, unless it was checked against the same version of it: the
 // document of gvk's group version is named by its hash, which the server
 // changes with the schema. A mismatch is returned and kept (Err). Where
@@ -134,8 +135,8 @@ func withUnchecked(status string, report viewcheck.Report) string {
 // the resource but publishes no schema of it yet (a CRD just
 // established) while it publishes others', the client's first check of
 // its group version waits schemaWait for it.
-func (c *SchemaCheck) checkServer(ctx context.Context, a *Client, view reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) error {
-	if c.mode == SchemaSkip || a.discovery == nil {
+func (c *SchemaCheck) CheckServer(ctx context.Context, a *OpenAPI, view reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) error {
+	if c.mode == SchemaSkip || a == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, schemaTimeout+schemaWait)
@@ -220,7 +221,7 @@ func (c *SchemaCheck) log(ctx context.Context, status string) {
 
 // recheck checks the view again if an object failed to decode into it,
 // at most once every recheckEvery: its schema may have changed.
-func (c *SchemaCheck) recheck(ctx context.Context, a *Client, view reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) error {
+func (c *SchemaCheck) recheck(ctx context.Context, a *OpenAPI, view reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) error {
 	c.mu.Lock()
 	due := time.Since(c.lastAt) >= recheckEvery
 	if due {
@@ -230,14 +231,33 @@ func (c *SchemaCheck) recheck(ctx context.Context, a *Client, view reflect.Type,
 	if !due {
 		return nil
 	}
-	return c.checkServer(ctx, a, view, gvk, gvr)
+	return c.CheckServer(ctx, a, view, gvk, gvr)
+}
+
+// OpenAPI reads the OpenAPI v3 documents a server publishes, through a
+// client of its discovery, and keeps the last read of each group version.
+// It is safe for concurrent use.
+type OpenAPI struct {
+	discovery rest.Interface
+
+	mu   sync.Mutex
+	docs map[schema.GroupVersion]openAPIDoc
+	// waited holds the group versions whose schema a view's check waited
+	// for the server to publish.
+	waited map[schema.GroupVersion]bool
+}
+
+// NewOpenAPI returns the reader of the OpenAPI of the server that
+// discovery, a client of its discovery paths, reaches.
+func NewOpenAPI(discovery rest.Interface) *OpenAPI {
+	return &OpenAPI{discovery: discovery, docs: map[schema.GroupVersion]openAPIDoc{}, waited: map[schema.GroupVersion]bool{}}
 }
 
 // openAPIURL returns the path, with its hash, of the server's OpenAPI v3
 // document of gv, as the index at /openapi/v3 names it (the paths that
 // client-go's discovery OpenAPIV3 reads), or "" if it names none, and
 // whether it names any.
-func (a *Client) openAPIURL(ctx context.Context, gv schema.GroupVersion) (url string, published bool, err error) {
+func (a *OpenAPI) openAPIURL(ctx context.Context, gv schema.GroupVersion) (url string, published bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, schemaTimeout)
 	defer cancel()
 	res := a.discovery.Get().AbsPath("/openapi/v3").SetHeader("Accept", "application/json").Do(ctx)
@@ -260,24 +280,21 @@ func (a *Client) openAPIURL(ctx context.Context, gv schema.GroupVersion) (url st
 // server to publish the schema of gv: later checks of gv's views do not
 // wait, a group version that publishes none (an aggregated API's) costing
 // one wait per client.
-func (a *Client) firstWait(gv schema.GroupVersion) bool {
+func (a *OpenAPI) firstWait(gv schema.GroupVersion) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.openAPIWaited[gv] {
+	if a.waited[gv] {
 		return false
 	}
-	if a.openAPIWaited == nil {
-		a.openAPIWaited = map[schema.GroupVersion]bool{}
-	}
-	a.openAPIWaited[gv] = true
+	a.waited[gv] = true
 	return true
 }
 
 // openAPIDocument returns the OpenAPI v3 document of gv at url, fetched
 // once per url: the client keeps the last of each group version.
-func (a *Client) openAPIDocument(ctx context.Context, gv schema.GroupVersion, url string) (*viewcheck.Document, error) {
+func (a *OpenAPI) openAPIDocument(ctx context.Context, gv schema.GroupVersion, url string) (*viewcheck.Document, error) {
 	a.mu.Lock()
-	cached := a.openAPI[gv]
+	cached := a.docs[gv]
 	a.mu.Unlock()
 	if cached.url == url && cached.doc != nil {
 		return cached.doc, nil
@@ -301,10 +318,7 @@ func (a *Client) openAPIDocument(ctx context.Context, gv schema.GroupVersion, ur
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	a.mu.Lock()
-	if a.openAPI == nil {
-		a.openAPI = map[schema.GroupVersion]openAPIDoc{}
-	}
-	a.openAPI[gv] = openAPIDoc{url: url, doc: doc}
+	a.docs[gv] = openAPIDoc{url: url, doc: doc}
 	a.mu.Unlock()
 	return doc, nil
 }

@@ -200,7 +200,7 @@ func viewDecoded[T Object](a *Client, t Target, ns string, dec Decoding, jd *jso
 			return nil, nil, fmt.Errorf("the kind of %s is unknown: discovery does not tell it", ResourceName(t.GVR))
 		}
 		if t.API == nil {
-			if err := dec.Schema.checkServer(ctx, a, view, t.GVR.GroupVersion().WithKind(kind), t.GVR); err != nil {
+			if err := dec.Schema.CheckServer(ctx, a.openAPI, view, t.GVR.GroupVersion().WithKind(kind), t.GVR); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -233,7 +233,7 @@ func viewDecoded[T Object](a *Client, t Target, ns string, dec Decoding, jd *jso
 		decoders := watchstream.Decoders[T]{JSON: jsonEvent}
 		if t.API == nil {
 			decoders.JSON = rechecked(ctx, jsonEvent, func(ctx context.Context) error {
-				return dec.Schema.recheck(ctx, a, view, t.GVR.GroupVersion().WithKind(d.kind), t.GVR)
+				return dec.Schema.recheck(ctx, a.openAPI, view, t.GVR.GroupVersion().WithKind(d.kind), t.GVR)
 			})
 		}
 		if pd != nil {
