@@ -39,14 +39,15 @@ const (
 const (
 	// schemaTimeout bounds each request for the server's OpenAPI.
 	schemaTimeout = 10 * time.Second
-	// schemaWait is how long the first check of an informer waits for
-	// the server to publish the schema of a resource it serves: a CRD's
-	// is published a moment after the CRD is established.
-	schemaWait = 5 * time.Second
 	// recheckEvery bounds how often an object that does not decode makes
 	// the check ask whether the schema changed.
 	recheckEvery = time.Second
 )
+
+// schemaWait is how long the first check of a group version waits for
+// the server to publish its schema: a CRD's is published a moment after
+// the CRD is established. Tests shorten it.
+var schemaWait = 5 * time.Second
 
 // SchemaCheck is the check of an informer's view against the schema of
 // its resource, shared by the list-watches of its namespaces: what it was
@@ -166,17 +167,24 @@ func (c *SchemaCheck) CheckServer(ctx context.Context, a *OpenAPI, view reflect.
 	}
 	found, err := find(ctx)
 	if err == nil && !found && published && a.firstWait(gvk.GroupVersion()) {
-		err = wait.PollUntilContextTimeout(ctx, schemaWait/20, schemaWait, false, find)
+		// The server answered: what fails while waiting (its rate limits,
+		// the deadline) only ends the wait.
+		err = wait.PollUntilContextTimeout(ctx, schemaWait/20, schemaWait, false, func(ctx context.Context) (bool, error) {
+			ok, err := find(ctx)
+			return ok && err == nil, nil
+		})
 		found = err == nil
 		if wait.Interrupted(err) && ctx.Err() == nil {
 			err = nil
 		}
 	}
 	switch {
+	case ctx.Err() != nil && err != nil:
+		return err // the informer stops, or the check timed out: nothing learnt
 	case err != nil:
-		return c.unchecked(ctx, fmt.Sprintf("unchecked: the server's OpenAPI v3 schema of %s cannot be read: %v", gvk.GroupVersion(), err), gvr)
+		return c.unchecked(ctx, fmt.Errorf("unchecked: the server's OpenAPI v3 schema of %s cannot be read: %w", gvk.GroupVersion(), err), gvr)
 	case !found:
-		return c.unchecked(ctx, fmt.Sprintf("unchecked: the server publishes no OpenAPI v3 schema of %v", gvk), gvr)
+		return c.unchecked(ctx, fmt.Errorf("unchecked: the server publishes no OpenAPI v3 schema of %v", gvk), gvr)
 	case root == nil: // the same document as last checked
 		return c.Err()
 	}
@@ -188,34 +196,37 @@ func (c *SchemaCheck) CheckServer(ctx context.Context, a *OpenAPI, view reflect.
 	c.mu.Lock()
 	c.url, c.status, c.err = url, status, err
 	c.mu.Unlock()
-	c.log(ctx, status)
+	c.log(ctx, status, 2)
 	return err
 }
 
 // unchecked records that the view runs unchecked, for reason: an error
 // in SchemaRequire mode, said once in the log otherwise.
-func (c *SchemaCheck) unchecked(ctx context.Context, reason string, gvr schema.GroupVersionResource) error {
+//
+// In SchemaRequire mode the error wraps reason, so that a 403 reads as
+// one.
+func (c *SchemaCheck) unchecked(ctx context.Context, reason error, gvr schema.GroupVersionResource) error {
 	c.mu.Lock()
 	c.url = ""
 	c.mu.Unlock()
 	if c.mode == SchemaRequire {
-		err := fmt.Errorf("%s: the view must be checked (SchemaCheck), but is %s", ResourceName(gvr), reason)
-		c.set(reason, err)
+		err := fmt.Errorf("%s: the view must be checked (SchemaCheck), but is %w", ResourceName(gvr), reason)
+		c.set(reason.Error(), err)
 		return err
 	}
-	c.set(reason, nil)
-	c.log(ctx, reason)
+	c.set(reason.Error(), nil)
+	c.log(ctx, reason.Error(), 0)
 	return nil
 }
 
-// log says status in ctx's log, unless it said it last.
-func (c *SchemaCheck) log(ctx context.Context, status string) {
+// log says status in ctx's log at verbosity v, unless it said it last.
+func (c *SchemaCheck) log(ctx context.Context, status string, v int) {
 	c.mu.Lock()
 	said := c.said == status
 	c.said = status
 	c.mu.Unlock()
 	if !said && status != "" {
-		klog.FromContext(ctx).Info("View schema check", "status", status)
+		klog.FromContext(ctx).V(v).Info("View schema check", "status", status)
 	}
 }
 

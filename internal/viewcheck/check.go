@@ -92,7 +92,7 @@ func (c *checker) value(t reflect.Type, s *Schema, path, goPath string) error {
 	}
 	c.seen[pair{t, s}] = true
 	mismatch := func() error {
-		return c.fail(path, goPath, s, "a %v cannot hold the schema's %v", t, s)
+		return c.fail(path, goPath, s, "Go type %v cannot hold the schema's %v", t, s)
 	}
 	if k, ok := ownJSON[t]; ok {
 		if !holds(k, s.Kind) {

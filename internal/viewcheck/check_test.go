@@ -125,12 +125,12 @@ func TestCheck(t *testing.T) {
 			Spec struct {
 				Group int `json:"group"`
 			} `json:"spec"`
-		}{}, want: `field "spec.group" (.Spec.Group): a int cannot hold the schema's string`, fromGo: true},
+		}{}, want: `field "spec.group" (.Spec.Group): Go type int cannot hold the schema's string`, fromGo: true},
 		{name: "string for integer", view: &struct {
 			Spec struct {
 				Replicas string `json:"replicas"`
 			} `json:"spec"`
-		}{}, want: `field "spec.replicas" (.Spec.Replicas): a string cannot hold the schema's integer`, fromGo: true},
+		}{}, want: `field "spec.replicas" (.Spec.Replicas): Go type string cannot hold the schema's integer`, fromGo: true},
 		{name: "int for number", view: &struct {
 			Spec struct {
 				Ratio int `json:"ratio"`
@@ -160,17 +160,17 @@ func TestCheck(t *testing.T) {
 			Spec struct {
 				Tags []int `json:"tags"`
 			} `json:"spec"`
-		}{}, want: `field "spec.tags[]" (.Spec.Tags[]): a int cannot hold the schema's string`, fromGo: true},
+		}{}, want: `field "spec.tags[]" (.Spec.Tags[]): Go type int cannot hold the schema's string`, fromGo: true},
 		{name: "struct for string", view: &struct {
 			Spec struct {
 				Group struct{} `json:"group"`
 			} `json:"spec"`
-		}{}, want: `a struct {} cannot hold the schema's string`, fromGo: true},
+		}{}, want: `Go type struct {} cannot hold the schema's string`, fromGo: true},
 		{name: "map for map", view: &struct {
 			Spec struct {
 				Labels map[string]int `json:"labels"`
 			} `json:"spec"`
-		}{}, want: `field "spec.labels[]" (.Spec.Labels[]): a int cannot hold the schema's string`, fromGo: true},
+		}{}, want: `field "spec.labels[]" (.Spec.Labels[]): Go type int cannot hold the schema's string`, fromGo: true},
 		{name: "struct of a map", view: &struct {
 			Spec struct {
 				Labels struct {
@@ -180,12 +180,12 @@ func TestCheck(t *testing.T) {
 		}{}, fromGo: true},
 		{name: "map of an object", view: &struct {
 			Spec map[string]string `json:"spec"`
-		}{}, want: `field "spec.enabled" (.Spec[enabled]): a string cannot hold the schema's boolean`, unchecked: []string{"spec.config"}},
+		}{}, want: `field "spec.enabled" (.Spec[enabled]): Go type string cannot hold the schema's boolean`, unchecked: []string{"spec.config"}},
 		{name: "string for time", view: &struct {
 			Metadata struct {
 				CreationTimestamp int64 `json:"creationTimestamp"`
 			} `json:"metadata"`
-		}{}, want: `field "metadata.creationTimestamp" (.Metadata.CreationTimestamp): a int64 cannot hold the schema's string`, fromGo: true},
+		}{}, want: `field "metadata.creationTimestamp" (.Metadata.CreationTimestamp): Go type int64 cannot hold the schema's string`, fromGo: true},
 		{name: "preserved", view: &struct {
 			Spec struct {
 				Config struct {
@@ -203,7 +203,7 @@ func TestCheck(t *testing.T) {
 					Known int `json:"known"`
 				} `json:"open"`
 			} `json:"spec"`
-		}{}, want: `field "spec.open.known" (.Spec.Open.Known): a int cannot hold the schema's string`},
+		}{}, want: `field "spec.open.known" (.Spec.Open.Known): Go type int cannot hold the schema's string`},
 		{name: "any", view: &struct {
 			Spec any `json:"spec"`
 		}{}},

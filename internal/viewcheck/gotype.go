@@ -43,7 +43,7 @@ func FromGo(t reflect.Type) *Schema {
 	goMu.Lock()
 	defer goMu.Unlock()
 	building := map[reflect.Type]*Schema{}
-	s := fromGo(t, building)
+	s := fromGo(t, building, "")
 	for bt, bs := range building {
 		goSchemas.LoadOrStore(bt, bs)
 	}
@@ -52,8 +52,9 @@ func FromGo(t reflect.Type) *Schema {
 
 // fromGo returns the schema of t, building those of the types it holds;
 // building holds the schemas under construction, found again by types
-// that hold themselves.
-func fromGo(t reflect.Type, building map[reflect.Type]*Schema) *Schema {
+// that hold themselves. A type without a name (an anonymous struct) is
+// named by path, its place in the named type that holds it.
+func fromGo(t reflect.Type, building map[reflect.Type]*Schema, path string) *Schema {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -64,6 +65,9 @@ func fromGo(t reflect.Type, building map[reflect.Type]*Schema) *Schema {
 		return s
 	}
 	s := &Schema{Name: t.String()}
+	if t.Name() == "" && path != "" {
+		s.Name = path
+	}
 	building[t] = s
 	if k, ok := ownJSON[t]; ok {
 		s.Kind = k
@@ -87,14 +91,14 @@ func fromGo(t reflect.Type, building map[reflect.Type]*Schema) *Schema {
 			s.Kind = String // base64
 			break
 		}
-		s.Kind, s.Elem = Array, fromGo(t.Elem(), building)
+		s.Kind, s.Elem = Array, fromGo(t.Elem(), building, s.Name+"[]")
 	case reflect.Map:
-		s.Kind, s.Elem = Map, fromGo(t.Elem(), building)
+		s.Kind, s.Elem = Map, fromGo(t.Elem(), building, s.Name+"[]")
 	case reflect.Struct:
 		s.Kind, s.Fields = Object, map[string]*Schema{}
 		fields, _ := jsonFields(t, "")
 		for _, f := range fields {
-			s.Fields[f.json] = fromGo(f.typ, building)
+			s.Fields[f.json] = fromGo(f.typ, building, s.Name+"."+f.json)
 		}
 	}
 	return s
