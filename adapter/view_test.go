@@ -239,4 +239,8 @@ func TestNewViewDecoderOfJSONOnlyType(t *testing.T) {
 	require.ErrorContains(t, err, `field "spec.size" (wrongKind.Spec.Size): Go type string cannot hold the schema's integer`)
 	_, err = adapter.NewViewDecoder(reflect.TypeFor[*correct](), api, nil)
 	require.NoError(t, err)
+	_, err = adapter.NewViewDecoder(reflect.TypeFor[*correct](), api, []string{"spec.sise"})
+	require.ErrorContains(t, err, `has no field "sise" (did you mean "size"?)`, "SkipFields paths get hints too")
+	_, err = adapter.NewViewDecoder(reflect.TypeFor[*podView](), reflect.TypeFor[*corev1.Pod](), []string{"spec.nodeNmae"})
+	require.ErrorContains(t, err, `has no field "nodeNmae" (did you mean "nodeName"?)`)
 }
