@@ -106,7 +106,9 @@ func TestCheckServer(t *testing.T) {
 	err = required.CheckServer(ctx, src, view, gvk, gvr)
 	require.ErrorContains(t, err, "the view must be checked (SchemaCheck), but is unchecked")
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)
-	require.NoError(t, NewSchemaCheck(SchemaSkip).CheckServer(ctx, src, view, gvk, gvr))
+	skipped := NewSchemaCheck(SchemaSkip)
+	require.NoError(t, skipped.CheckServer(ctx, src, view, gvk, gvr))
+	assert.Equal(t, "skipped (SchemaCheck)", skipped.Status())
 
 	// A server that publishes other group versions but not this one's yet
 	// is waited for once; one that publishes none is not.
