@@ -41,6 +41,7 @@ type config[T Object] struct {
 	resync         time.Duration
 	intern         bool
 	decoding       apiclient.Decoding // skip sorted
+	schemaCheck    SchemaCheck        // of a view
 	clear          func(T)            // clears the fields decoding skips; nil if none
 
 	waitForResource bool
@@ -86,6 +87,7 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 		tweak:           f.Tweak,
 
 		failOnUndecodable: o.FailReadinessOnUndecodable,
+		schemaCheck:       cmp.Or(o.SchemaCheck, f.SchemaCheck),
 	}
 	if c.onError == nil {
 		c.onError = f.OnError
@@ -164,6 +166,7 @@ const minWatchTimeout = 5 * time.Minute
 // watches its namespaces one by one shares one decoder among them.
 func (c config[T]) viaFactory(lists *semaphore.Weighted) config[T] {
 	c.namespaceKnown = true
+	c.decoding.Schema = apiclient.NewSchemaCheck(c.schemaCheck.mode())
 	if lists != nil {
 		c.listLimiter = lists
 	}

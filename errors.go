@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubetyped/informers/internal/apiclient"
 	"github.com/kubetyped/informers/internal/wording"
 )
 
@@ -169,6 +170,9 @@ func isPermanent(err error) bool {
 	var lw *ListWatchError
 	if errors.As(err, &lw) && lw.Op == "decode" {
 		return true
+	}
+	if apiclient.IsMismatch(err) {
+		return true // the view needs a fix, or the server's schema does
 	}
 	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) ||
 		apierrors.IsMethodNotSupported(err) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) ||

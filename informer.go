@@ -362,6 +362,7 @@ func (i *SharedInformer[T]) Stats() InformerStats {
 	sr := i.scope.report()
 	st := InformerStats{Objects: i.store.Len(), Synced: i.HasSynced(), Shard: sr.shard, Undecodable: i.writer.undecodableCount()}
 	st.Staleness, _ = i.stalenessNow()
+	st.SchemaCheck = i.cfg.decoding.Schema.Status()
 	refl := i.scope.running()
 	if refl == nil {
 		return st
@@ -665,6 +666,9 @@ func (i *SharedInformer[T]) stalenessNow() (Staleness, bool) {
 // Options.FailReadinessOnUndecodable, an *UndecodableObjectsError while
 // objects cannot be decoded.
 func (i *SharedInformer[T]) unhealthy() error {
+	if err := i.cfg.decoding.Schema.Err(); err != nil {
+		return errorf("%s: %w", i.cfg.desc, err)
+	}
 	if st, ok := i.stalenessNow(); ok && i.staleness.over(st) {
 		return &StalenessError{Resource: i.cfg.desc, Staleness: st, Threshold: i.staleness.opts.Threshold}
 	}

@@ -124,6 +124,11 @@ type InformerStats struct {
 	// Undecodable is the number of objects the server has that cannot be
 	// decoded into the informer's Go type (see UndecodableObjectError).
 	Undecodable int
+	// SchemaCheck says, for an informer of a view, what the view was
+	// checked against and which of its fields the schema says nothing
+	// of, or why it runs unchecked (see SchemaCheck); "" for other
+	// informers, and for a view not checked yet.
+	SchemaCheck string
 	// Shard is the shard of a sharded informer (Options.Shard), with
 	// whether the server or the client filters it; its Filter is
 	// shard.FilterNone for an informer that is not sharded.

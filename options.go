@@ -62,6 +62,9 @@ type Options[T Object] struct {
 	// whichever suits the selection. Zero means the factory's. Through a
 	// Factory it tells informers apart.
 	NamespaceMode NamespaceMode
+	// SchemaCheck says whether a view is checked against the type it
+	// projects (see SchemaCheck). Zero means the factory's.
+	SchemaCheck SchemaCheck
 	// Resource is the informer's resource. It is required for
 	// *unstructured.Unstructured (a dynamic informer),
 	// *metav1.PartialObjectMetadata (a metadata-only informer) and views
@@ -204,6 +207,8 @@ type FactoryOptions struct {
 	NamespaceSelector string
 	// NamespaceMode is the default of Options.NamespaceMode.
 	NamespaceMode NamespaceMode
+	// SchemaCheck is the default of Options.SchemaCheck.
+	SchemaCheck SchemaCheck
 	// Tweak edits the options of every list and watch request.
 	Tweak func(*metav1.ListOptions)
 	// StripManagedFields drops metadata.managedFields from every cached

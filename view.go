@@ -59,13 +59,15 @@ import (
 // for built-in types and from JSON for custom resources (or a server that
 // answers in JSON): the fields the view lacks are skipped on the wire and
 // never built, so that the cache holds only what the controller reads.
-// A view of a built-in type is checked against the Go type of the
-// resource's kind when it is asked for: a field the type has not, or of
-// a kind it cannot be decoded into (an int for an int32, a struct for a
-// type whose JSON is its own, such as metav1.Time, resource.Quantity or
-// intstr.IntOrString, which a view holds as they are), is an error of the
-// informer naming the field. For a custom resource, the view's own fields
-// are the schema, as for a Go type of one.
+// A view is checked against the type it projects: against the scheme's
+// Go type of the resource's kind, if it knows one, when it is asked for:
+// a field the type has not, or of a kind it cannot be decoded into (an
+// int for an int32 of a built-in type, a struct for a type whose JSON is
+// its own, such as metav1.Time, resource.Quantity or intstr.IntOrString,
+// which a view holds as they are), is an error of the informer naming the
+// field. For a resource the scheme does not know, it is checked against
+// the OpenAPI v3 schema the server publishes for it, before the first
+// list and whenever that schema changes (see SchemaCheck).
 //
 // Everything that reads metav1.Object works on views: listers, indexes,
 // handlers and Deleted, the Tracker, sharding and namespace selection. A

@@ -78,9 +78,11 @@ func NewDecoder(t reflect.Type, skip []string) (*Decoder, error) {
 // view is checked against it, the first field api has not or of a kind
 // api's cannot be decoded into being an error that names it, and views
 // are decoded from protobuf by a plan of both types; from JSON, always,
-// by the view's own plan. With api nil (a custom resource, or any type
-// the adapter does not know), the view's own fields are the schema and
-// views are decoded from JSON only. The fields the view lacks are skipped
+// by the view's own plan. If api is a JSON-only Go type (a custom
+// resource's), the view is checked against it alike, field names and JSON
+// kinds, and decoded from JSON. With api nil (a type the adapter does not
+// know), views are decoded from JSON only, unchecked: check them against
+// the server's schema with Checked. The fields the view lacks are skipped
 // on the wire, never built; skip names more, by the view's JSON paths.
 //
 // ListWatch asks for views in protobuf (if api decodes from it) or JSON,
@@ -98,9 +100,14 @@ func NewViewDecoder(view, api reflect.Type, skip []string) (*Decoder, error) {
 		return nil, fmt.Errorf("adapter: decoder of view %v: %w", view, err)
 	}
 	dec := &Decoder{typ: view, json: func() (*jsondec.Decoder, error) { return jd, nil }, view: true}
-	if api != nil && protodec.Supports(api) {
+	switch {
+	case api != nil && protodec.Supports(api):
 		if dec.protobuf, err = protodec.NewView(view, api, o); err != nil {
 			return nil, fmt.Errorf("adapter: decoder of view %v of %v: %w", view, api, err)
+		}
+	case api != nil:
+		if err := checkGo(view, api); err != nil {
+			return nil, err
 		}
 	}
 	return dec, nil

@@ -199,3 +199,48 @@ func TestNewViewDecoder(t *testing.T) {
 	_, err = lw.List(t.Context(), metav1.ListOptions{})
 	require.ErrorContains(t, err, "PodList")
 }
+
+// widget is a custom resource's JSON-only Go type.
+type widget struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Group string `json:"group"`
+		Size  int32  `json:"size"`
+	} `json:"spec"`
+}
+
+// A view of a JSON-only Go type is checked against it: field names, with
+// a hint, and JSON kinds; a view that matches it decodes from JSON.
+func TestNewViewDecoderOfJSONOnlyType(t *testing.T) {
+	type misspelt struct {
+		informers.ViewMeta `json:"metadata"`
+		Spec               struct {
+			Grup string `json:"grup"`
+		} `json:"spec"`
+	}
+	type wrongKind struct {
+		informers.ViewMeta `json:"metadata"`
+		Spec               struct {
+			Size string `json:"size"`
+		} `json:"spec"`
+	}
+	type correct struct {
+		informers.ViewMeta `json:"metadata"`
+		Spec               struct {
+			Size int64 `json:"size"`
+		} `json:"spec"`
+	}
+	api := reflect.TypeFor[*widget]()
+	_, err := adapter.NewViewDecoder(reflect.TypeFor[*misspelt](), api, nil)
+	require.ErrorContains(t, err, `field "spec.grup" (misspelt.Spec.Grup): object adapter_test.widget.spec has no field`)
+	require.ErrorContains(t, err, `has no field "grup" (did you mean "group"?)`)
+	_, err = adapter.NewViewDecoder(reflect.TypeFor[*wrongKind](), api, nil)
+	require.ErrorContains(t, err, `field "spec.size" (wrongKind.Spec.Size): Go type string cannot hold the schema's integer`)
+	_, err = adapter.NewViewDecoder(reflect.TypeFor[*correct](), api, nil)
+	require.NoError(t, err)
+	_, err = adapter.NewViewDecoder(reflect.TypeFor[*correct](), api, []string{"spec.sise"})
+	require.ErrorContains(t, err, `has no field "sise" (did you mean "size"?)`, "SkipFields paths get hints too")
+	_, err = adapter.NewViewDecoder(reflect.TypeFor[*podView](), reflect.TypeFor[*corev1.Pod](), []string{"spec.nodeNmae"})
+	require.ErrorContains(t, err, `has no field "nodeNmae" (did you mean "nodeName"?)`)
+}

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/adapter"
 )
 
 // Cache is a controller-runtime cache.Cache whose informers are ours: one
@@ -45,6 +46,11 @@ type Cache struct {
 	// views maps the kind of each view in the scheme to the resource it
 	// views (Options.Views).
 	views map[schema.GroupVersionKind]schema.GroupVersionResource
+	// schemas checks the views of resources the scheme has no Go type of
+	// against the server's schemas; made on first use.
+	schemas     *adapter.SchemaChecker
+	schemasOnce sync.Once
+	schemasErr  error
 
 	mu      sync.Mutex
 	types   map[typeKey]*typeCache

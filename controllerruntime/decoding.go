@@ -78,6 +78,9 @@ type partDecoder struct {
 	once sync.Once
 	dec  *adapter.Decoder
 	err  error
+	// unknown says a view's resource has no Go type the scheme knows: the
+	// view is checked against the server's schema.
+	unknown bool
 }
 
 // decoderFor returns shared with the decoder of the objects of Go type t

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -83,13 +84,40 @@ func (c *Cache) viewListWatch(gvk, viewed schema.GroupVersionKind, gvr schema.Gr
 		return nil, err
 	}
 	newObject := func() client.Object { return reflect.New(t.Elem()).Interface().(client.Object) }
-	return adapter.ListWatch(c.requests(rc, gvr, ns), gvr, viewed.Kind, d.dec, newObject, c.codecs)
+	lw, err := adapter.ListWatch(c.requests(rc, gvr, ns), gvr, viewed.Kind, d.dec, newObject, c.codecs)
+	if err != nil || !d.unknown {
+		return lw, err
+	}
+	sc, err := c.schemaChecker()
+	if err != nil {
+		return nil, err
+	}
+	return adapter.Checked(sc, lw, t, viewed, gvr), nil
+}
+
+// schemaChecker returns the checker of views against the server's
+// schemas, made once.
+func (c *Cache) schemaChecker() (*adapter.SchemaChecker, error) {
+	c.schemasOnce.Do(func() {
+		var dc *discovery.DiscoveryClient
+		if c.httpClient != nil {
+			dc, c.schemasErr = discovery.NewDiscoveryClientForConfigAndClient(c.config, c.httpClient)
+		} else {
+			dc, c.schemasErr = discovery.NewDiscoveryClientForConfig(c.config)
+		}
+		if c.schemasErr == nil {
+			c.schemas = adapter.NewSchemaChecker(dc.RESTClient())
+		}
+	})
+	return c.schemas, c.schemasErr
 }
 
 // viewDecoderFor returns shared with the decoder of views of Go type t of
-// kind viewed made: checked against viewed's Go type and decoded from its
-// protobuf if the scheme, or client-go's, knows a type of viewed that
-// decodes from protobuf (a built-in type); decoded from JSON otherwise.
+// kind viewed made: checked against viewed's Go type if the scheme, or
+// client-go's, knows one, and decoded from its protobuf if that decodes
+// from protobuf (a built-in type); decoded from JSON otherwise, and, if
+// no scheme knows viewed, checked against the server's schema before each
+// list and watch.
 func (c *Cache) viewDecoderFor(t reflect.Type, viewed schema.GroupVersionKind, shared *partDecoder) (*partDecoder, error) {
 	shared.once.Do(func() {
 		var api reflect.Type
@@ -98,6 +126,7 @@ func (c *Cache) viewDecoderFor(t reflect.Type, viewed schema.GroupVersionKind, s
 		} else if obj, err := clientgoscheme.Scheme.New(viewed); err == nil {
 			api = reflect.TypeOf(obj)
 		}
+		shared.unknown = api == nil
 		shared.dec, shared.err = adapter.NewViewDecoder(t, api, c.skip[t])
 	})
 	return shared, shared.err

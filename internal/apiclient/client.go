@@ -52,6 +52,9 @@ type Client struct {
 
 	mu        sync.Mutex
 	resources map[schema.GroupVersion]*metav1.APIResourceList
+	// openAPI reads the schemas views are checked against; nil without
+	// discovery.
+	openAPI *OpenAPI
 }
 
 // fakeInvoker is implemented by client-go's fake clientsets.
@@ -104,6 +107,7 @@ func New(client kubernetes.Interface, o Config) *Client {
 			// Every group's client decodes every built-in type.
 			a.rest = client.CoreV1().RESTClient()
 			a.discovery = client.Discovery().RESTClient()
+			a.openAPI = NewOpenAPI(a.discovery)
 		}
 		return a
 	}
@@ -129,6 +133,7 @@ func New(client kubernetes.Interface, o Config) *Client {
 		return a
 	}
 	a.rest, a.discovery = rc, rc
+	a.openAPI = NewOpenAPI(rc)
 	a.dynamicOwn = a.dynamic == nil
 	a.dynamic, a.errs = orMake(a.dynamic, a.errs, func() (dynamic.Interface, error) {
 		return dynamic.NewForConfigAndClient(cfg, httpClient)

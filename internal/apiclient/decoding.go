@@ -43,6 +43,10 @@ type Decoding struct {
 	// share when their client has no Decoders of its own: the
 	// list-watches of one informer's namespaces decode with one decoder.
 	Shared *Decoders
+	// Schema is the check of a view against the type it projects, shared
+	// by the list-watches of one informer; nil checks in SchemaDefault
+	// mode, keeping what it finds to each list-watch.
+	Schema *SchemaCheck
 }
 
 // NewDecoder returns the decoder of an informer of objects of type T, or

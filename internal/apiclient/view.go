@@ -116,6 +116,16 @@ func viewListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fun
 	if dec.Disabled {
 		return nil, errors.New("views are decoded by the library's decoders only: DisableDecoder cannot be set")
 	}
+	if dec.Schema == nil {
+		dec.Schema = NewSchemaCheck(SchemaDefault)
+	}
+	if t.API != nil {
+		if protodec.Supports(t.API) {
+			dec.Schema.set("checked against the scheme's "+t.API.String(), nil) // by resolveView
+		} else if err := dec.Schema.checkGo(reflect.TypeFor[T](), t.API, t.GVR); err != nil {
+			return nil, err
+		}
+	}
 	jd, err := jsonDecoderOf[T](a, dec)
 	if err != nil {
 		return nil, err
@@ -193,6 +203,11 @@ func viewDecoded[T Object](a *Client, t Target, ns string, dec Decoding, jd *jso
 		if kind == "" {
 			return nil, nil, fmt.Errorf("the kind of %s is unknown: discovery does not tell it", ResourceName(t.GVR))
 		}
+		if t.API == nil {
+			if err := dec.Schema.CheckServer(ctx, a.openAPI, view, t.GVR.GroupVersion().WithKind(kind), t.GVR); err != nil {
+				return nil, nil, err
+			}
+		}
 		req := a.rest.Get().AbsPath(pathOf(t.GVR.GroupVersion(), res, ns)...).
 			SpecificallyVersionedParams(&opts, paramCodec, schema.GroupVersion{Version: "v1"})
 		if builtIn {
@@ -220,6 +235,11 @@ func viewDecoded[T Object](a *Client, t Target, ns string, dec Decoding, jd *jso
 			return nil, err
 		}
 		decoders := watchstream.Decoders[T]{JSON: jsonEvent}
+		if t.API == nil {
+			decoders.JSON = rechecked(ctx, jsonEvent, func(ctx context.Context) error {
+				return dec.Schema.recheck(ctx, a.openAPI, view, t.GVR.GroupVersion().WithKind(d.kind), t.GVR)
+			})
+		}
 		if pd != nil {
 			decoders.Protobuf = protodec.EventDecoder(pd, newT)
 		}
@@ -247,6 +267,22 @@ func viewDecoded[T Object](a *Client, t Target, ns string, dec Decoding, jd *jso
 		return meta, err
 	}
 	return lw, nil
+}
+
+// rechecked returns decode, but that an object it cannot decode has
+// check run: if the view's schema changed so that the view no longer
+// matches it, the mismatch ends the watch, and the lists that follow fail
+// with it, rather than objects being contained one by one.
+func rechecked[T Object](ctx context.Context, decode decoded.EventFunc[T], check func(context.Context) error) decoded.EventFunc[T] {
+	return func(data []byte, bookmark bool) (T, error) {
+		obj, err := decode(data, bookmark)
+		if err != nil && !bookmark {
+			if cerr := check(ctx); cerr != nil {
+				return obj, cerr
+			}
+		}
+		return obj, err
+	}
 }
 
 // noCodecs decode nothing: a list of views in a format the library's

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -143,7 +145,7 @@ func markSkipped(n *node, root *share.Place, path string, names []string) error 
 		}
 		f := n.byName[name]
 		if f == nil {
-			return fmt.Errorf("%s: %v has no field %q", path, n.typ, name)
+			return fmt.Errorf("%s: %v has no field %q%s", path, n.typ, name, decopt.DidYouMean(name, slices.Collect(maps.Keys(n.byName))))
 		}
 		n, pl = f.n, pl.Child(f.index, len(n.fields), true)
 	}

@@ -26,7 +26,7 @@ func markSkipped(m *message, root *share.Place, path string, names []string) err
 		}
 		chain := m.lookup(name)
 		if chain == nil {
-			return fmt.Errorf("%s: %s has no field %q", path, m.typ, name)
+			return fmt.Errorf("%s: %s has no field %q%s", path, m.typ, name, suggest(m, name))
 		}
 		in := m
 		for _, f := range chain {

@@ -204,16 +204,16 @@ func (m *message) add(f *field) error {
 	return nil
 }
 
-// suggest returns a hint naming the field of am whose JSON name differs
-// from name only in case, if there is one: JSON names are case-sensitive,
-// and a field without a json tag is named as it is spelled in Go.
+// suggest returns a hint naming the field of am whose JSON name is
+// closest to name, if one is close enough (decopt.DidYouMean): JSON names
+// are case-sensitive, and a field without a json tag is named as it is
+// spelled in Go.
 func suggest(am *message, name string) string {
+	names := make([]string, 0, len(am.list))
 	for _, f := range am.list {
-		if f.json != "" && strings.EqualFold(f.json, name) {
-			return fmt.Sprintf(" (names are case-sensitive: did you mean %q?)", f.json)
-		}
+		names = append(names, f.json)
 	}
-	return ""
+	return decopt.DidYouMean(name, names)
 }
 
 var jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
