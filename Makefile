@@ -3,9 +3,13 @@
 #               a local kube-apiserver and etcd (built from Go modules on first use)
 #   make test   run every test with the race detector, the integration tests
 #               against a real control plane included
+# and, for the supported kube-apiserver versions:
+#   make test-skew                          the skew tests against each pinned
+#                                           kube-apiserver (docs/testing.md)
+#   make test-skew KUBE_VERSIONS="1.34 1.35"
 GO ?= go
 
-.PHONY: demo test lint controlplane
+.PHONY: demo test test-skew lint controlplane
 
 demo:
 	cd examples/quickstart && $(GO) run . -duration=30s -metrics-addr=127.0.0.1:0
@@ -29,5 +33,34 @@ lint:
 # about ten minutes on two cores the first time, nothing afterwards.
 controlplane:
 	$(GO) run ./internal/testenv/cmd/controlplane build
+
+# KUBE_VERSIONS are the kube-apiserver versions that test-skew runs
+# against: every pinned one (internal/testenv/controlplane*.mod) unless
+# given.
+KUBE_VERSIONS ?= $(shell $(GO) run ./internal/testenv/cmd/controlplane versions)
+
+# SKEW_TESTS are the tests that test-skew runs against each version: the
+# test env's own, and the integration tests of list and watch, watch-list
+# and its fallbacks, sharding (filtered by the server where it has the
+# ShardedListAndWatch gate, by the client where it has not), namespace
+# selection, views, custom resources, poison objects, and the fault
+# matrix's smaller cut: every combination through watch-410,
+# apiserver-kill and compaction (SKEW_SKIP leaves out its other faults).
+SKEW_TESTS ?= ^(TestCreateAndListPod|TestServer|TestFeatureGates|TestWatchListServedByDefault|TestCompact|TestRestartAPIServer|TestSyncAndFollow|TestListAndWatchWhenWatchListIsOff|TestWatchListIsUsed|TestFallbackWhenServerRefusesWatchList|TestDisableWatchListLists|TestShardHashMatchesServer|TestShardsServerFiltered|TestShardsClientFiltered|TestMembershipTakeover|TestNamespaceSelectorFollowsLabels|TestNamespaceSelectorPerNamespaceRoles|TestViewInformer|TestViewOfCustomResource|TestCustomResource|TestCRDDeletedAndInstalledAgain|TestPoisonObject|TestCBORCachedAsJSON|TestFaultMatrix)$$
+SKEW_SKIP  ?= ^TestFaultMatrix$$/^watchcache$$/^(closed-watch|failing-list|throttling)$$
+
+# Runs SKEW_TESTS against each of KUBE_VERSIONS in turn, building each
+# kube-apiserver first (ten minutes on two cores the first time), and
+# reports the time of each build and each run.
+test-skew:
+	@set -e; for v in $(KUBE_VERSIONS); do \
+		echo "== kube-apiserver $$v"; \
+		start=$$(date +%s); \
+		INFORMERS_KUBE_VERSION=$$v $(GO) run ./internal/testenv/cmd/controlplane build; \
+		built=$$(date +%s); \
+		INFORMERS_KUBE_VERSION=$$v $(GO) test -race -count=1 -timeout 30m \
+			-run '$(SKEW_TESTS)' -skip '$(SKEW_SKIP)' ./internal/testenv/ ./internal/integration/; \
+		echo "== kube-apiserver $$v: build $$((built - start)) s, tests $$(($$(date +%s) - built)) s"; \
+	done
 
 -include bench.mk

@@ -32,6 +32,7 @@ import (
 // arrive through CBOR watches.
 func TestCBORCachedAsJSON(t *testing.T) {
 	env, cs, ns, ctx := newServer(t, testenv.Options{FeatureGates: map[string]bool{"CBORServingAndStorage": true}}, 3*time.Minute)
+	require.True(t, env.FeatureEnabled("CBORServingAndStorage"), "kube-apiserver %s serves CBOR (alpha since 1.32)", env.Server().Version)
 	createLabeled(t, env, ns, 10)
 	dyn, err := dynamic.NewForConfig(env.Config())
 	require.NoError(t, err)

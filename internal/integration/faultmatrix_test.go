@@ -48,7 +48,9 @@ const faultWait = time.Minute
 // For each fault, all combinations run at once, each informer in a
 // factory of its own with a transport of its own (faults), in a namespace
 // of the fault's, against a control plane with kube-apiserver's
-// ShardedListAndWatch gate on, so that the server filters shards.
+// ShardedListAndWatch gate on, so that the server filters shards; a server
+// without the gate (before 1.36) ignores shard selectors, and the sharded
+// informers filter on the client.
 func TestFaultMatrix(t *testing.T) {
 	testutil.NoLeaks(t)
 	ctx := testutil.Context(t, 15*time.Minute)
@@ -89,7 +91,7 @@ type matrixFault struct {
 
 // matrixServers are the control planes of the matrix and their faults.
 func matrixServers() []matrixServer {
-	gates := map[string]bool{shardGate: true}
+	gates := withShardGate.FeatureGates
 	return []matrixServer{
 		{
 			name: "watchcache", // objects served by kube-apiserver's watch cache, as usual
@@ -429,7 +431,8 @@ type matrixResource struct {
 	gvr    schema.GroupVersionResource
 	scheme *runtime.Scheme // FactoryOptions.Scheme; nil for a built-in type
 	// shardFilter is where a sharded informer says its shard is
-	// filtered. kube-apiserver 1.37 filters custom resources too, but
+	// filtered when the server has the gate on (without it, the
+	// client filters). kube-apiserver 1.37 filters custom resources too, but
 	// does not echo the shard selector in their lists' shardInfo (it
 	// sets it only on lists that implement metav1.ShardedListInterface,
 	// which UnstructuredList does not): an informer of a custom

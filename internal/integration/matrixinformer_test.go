@@ -40,6 +40,8 @@ type matrixInformer struct {
 	inf    matrixCache
 	cached func() []metav1.Object // the objects of the informer's cache
 	shard  *shard.Shard           // of a sharded informer
+	// shardFilter is where a sharded informer's shard is filtered.
+	shardFilter shard.Filter
 	// handlers are a handler without MergeByKey and one with it.
 	handlers [2]interface {
 		view() (map[string]version, []string)
@@ -89,6 +91,10 @@ func startMatrixInformer[T informers.Object](t *testing.T, env *testenv.Env, ns 
 	case shardedInformer:
 		half := shard.Of(shard.ByUID, i%2, 2)
 		m.shard, opts.Shard = &half, &half
+		m.shardFilter = c.resource.shardFilter
+		if !env.FeatureEnabled(shardGate) {
+			m.shardFilter = shard.FilterClient // the server ignores the selector
+		}
 	case namespaceSelectedInformer:
 		opts.NamespaceSelector = corev1.LabelMetadataName + "=" + ns
 		opts.NamespaceMode = informers.NamespaceModePerNamespace
@@ -157,7 +163,7 @@ func (m *matrixInformer) waitForSync(t *testing.T, ctx context.Context) {
 		require.Zero(t, m.faults.stats().watchLists, "%s lists", m)
 	}
 	if m.shard != nil {
-		require.Equal(t, m.resource.shardFilter, m.inf.Shard().Filter, "%s: who filters shards", m)
+		require.Equal(t, m.shardFilter, m.inf.Shard().Filter, "%s: who filters shards", m)
 	}
 }
 

@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubetyped/informers"
-	"github.com/kubetyped/informers/internal/testenv"
 	"github.com/kubetyped/informers/membership"
 	"github.com/kubetyped/informers/shard"
 )
@@ -54,7 +53,7 @@ type replica struct {
 // object created or deleted meanwhile. It renews again, and the three
 // share the objects again.
 func TestMembershipTakeover(t *testing.T) {
-	env, cs, ns, ctx := newServer(t, testenv.Options{FeatureGates: map[string]bool{shardGate: true}}, 5*time.Minute)
+	env, cs, ns, ctx := newServer(t, withShardGate, 5*time.Minute)
 	require.NoError(t, parallel(600, 16, func(i int) error {
 		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap(fmt.Sprintf("cm-%d", i)), metav1.CreateOptions{})
 		return err
@@ -157,6 +156,9 @@ func TestMembershipTakeover(t *testing.T) {
 		a := r.member.Assignment()
 		assert.Equal(t, []string{"replica-0", "replica-1", "replica-2"}, a.Members)
 		assert.Equal(t, membership.Assign(a.Members, r.name), a.Ranges)
+		// The server filters with its gate on; a server without it
+		// ignores the selector and the replica filters.
+		assert.Equal(t, shardFilterOn(env), r.inf.Shard().Filter, r.name)
 	}
 }
 

@@ -19,14 +19,33 @@ import (
 	"github.com/kubetyped/informers/shard"
 )
 
-// shardGate is the kube-apiserver feature gate of sharded list and watch.
+// shardGate is the kube-apiserver feature gate of sharded list and watch,
+// alpha since 1.36; older servers do not know it, and ignore shard
+// selectors.
 const shardGate = "ShardedListAndWatch"
+
+// withShardGate is a control plane with the shard gate on where the
+// server has it.
+var withShardGate = testenv.Options{FeatureGates: map[string]bool{shardGate: true}}
+
+// shardFilterOn returns where env filters the shards of built-in
+// resources: on the server where its gate is on, else on the client.
+func shardFilterOn(env *testenv.Env) shard.Filter {
+	if env.FeatureEnabled(shardGate) {
+		return shard.FilterServer
+	}
+	return shard.FilterClient
+}
 
 // The server's shard selector and the client's hash agree bit for bit:
 // each quarter of the hash space, by UID and by namespace, lists exactly
-// the objects shard.Hash puts there.
+// the objects shard.Hash puts there. A server without the gate ignores
+// the selector and lists everything, without shardInfo, and the client's
+// quarters, which filter for it, split the objects exactly.
 func TestShardHashMatchesServer(t *testing.T) {
-	env := testenv.New(t, testenv.Options{FeatureGates: map[string]bool{shardGate: true}})
+	env := testenv.New(t, withShardGate)
+	filtered := shardFilterOn(env) == shard.FilterServer
+	t.Logf("kube-apiserver %s, %s filters shards", env.Server().Version, shardFilterOn(env))
 	cs := clientset(t, env.Config())
 	ctx := testutil.Context(t, 2*time.Minute)
 	var namespaces []string
@@ -45,15 +64,26 @@ func TestShardHashMatchesServer(t *testing.T) {
 			quarter := shard.Of(field, i, 4)
 			got, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{ShardSelector: quarter.Selector()})
 			require.NoError(t, err)
-			require.NotNil(t, got.ShardInfo, "the gate is on")
-			var want []types.UID
+			var want, mine []types.UID
 			for _, cm := range all.Items {
 				if quarter.Contains(&cm) {
 					want = append(want, cm.UID)
 				}
 			}
-			assert.ElementsMatch(t, want, uids(got.Items), "%s, shard %d", field, i)
-			total += len(got.Items)
+			if filtered {
+				require.NotNil(t, got.ShardInfo, "the gate is on")
+				mine = uids(got.Items)
+			} else {
+				require.Nil(t, got.ShardInfo, "the server has no gate")
+				require.ElementsMatch(t, uids(all.Items), uids(got.Items), "the server ignores the selector")
+				for _, cm := range got.Items {
+					if quarter.Contains(&cm) {
+						mine = append(mine, cm.UID)
+					}
+				}
+			}
+			assert.ElementsMatch(t, want, mine, "%s, shard %d", field, i)
+			total += len(mine)
 		}
 		assert.Equal(t, len(all.Items), total, field)
 	}
@@ -69,14 +99,17 @@ func uids(cms []corev1.ConfigMap) []types.UID {
 
 // With the gate on, three sharded informers over 3 000 config maps receive
 // only their shards from the server; together they hold the server's set,
-// each object once, through creates, deletes and delete-recreate churn.
+// each object once, through creates, deletes and delete-recreate churn. A
+// server without the gate (before 1.36) ignores the shard selectors the
+// informers send: they find no shardInfo in its lists and filter on the
+// client, with the same sets.
 func TestShardsServerFiltered(t *testing.T) {
-	env := testenv.New(t, testenv.Options{FeatureGates: map[string]bool{shardGate: true}})
-	testShards(t, env, shard.FilterServer)
+	env := testenv.New(t, withShardGate)
+	testShards(t, env, shardFilterOn(env))
 }
 
-// With the gate off (the default), the server sends everything and the
-// client filter gives the same sets.
+// With the gate off (the default), or on a server without it, the server
+// sends everything and the client filter gives the same sets.
 func TestShardsClientFiltered(t *testing.T) {
 	testShards(t, testenv.Shared(t), shard.FilterClient)
 }

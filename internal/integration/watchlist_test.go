@@ -44,8 +44,8 @@ func createConfigMaps(t *testing.T, env *testenv.Env, ns string, n int) {
 	}))
 }
 
-// Against kube-apiserver 1.37 the initial state arrives by watch-list
-// streaming: one watch request with sendInitialEvents, no list.
+// Against kube-apiserver 1.34 and later the initial state arrives by
+// watch-list streaming: one watch request with sendInitialEvents, no list.
 func TestWatchListIsUsed(t *testing.T) {
 	testutil.NoLeaks(t)
 	env := testenv.Shared(t)
@@ -96,10 +96,12 @@ func TestListAndWatchWhenWatchListIsOff(t *testing.T) {
 }
 
 // A server with the WatchList feature off refuses streaming; the informer
-// falls back to list and watch on its own.
+// falls back to list and watch on its own. (The gate is beta and on by
+// default from 1.34 to 1.37.)
 func TestFallbackWhenServerRefusesWatchList(t *testing.T) {
 	testutil.NoLeaks(t)
-	env := testenv.New(t, testenv.Options{APIServerArgs: []string{"--feature-gates=WatchList=false"}})
+	env := testenv.New(t, testenv.Options{FeatureGates: map[string]bool{"WatchList": false}})
+	require.True(t, env.Server().HasGate("WatchList"), "kube-apiserver %s has the WatchList gate", env.Server().Version)
 	ns := testutil.Namespace(t, clientset(t, env.Config()))
 	createConfigMaps(t, env, ns, 20)
 

@@ -32,14 +32,15 @@ const (
 	EnvEtcd          = "INFORMERS_ETCD"
 )
 
-// buildTargets are the packages built from controlplane.mod. out is the
-// name go build gives the binary (a package path ending in a major version
-// suffix is named after the element before it); name is the name it is
-// cached under.
-var buildTargets = []struct{ pkg, out, name string }{
-	{pkg: "k8s.io/kubernetes/cmd/kube-apiserver", out: "kube-apiserver", name: "kube-apiserver"},
-	{pkg: "go.etcd.io/etcd/server/v3", out: "server", name: "etcd"},
-}
+// buildTarget is a package built from a pin. out is the name go build
+// gives the binary (a package path ending in a major version suffix is
+// named after the element before it); name is the name it is cached under.
+type buildTarget struct{ pkg, out, name string }
+
+var (
+	kubeAPIServerTarget = buildTarget{pkg: "k8s.io/kubernetes/cmd/kube-apiserver", out: "kube-apiserver", name: "kube-apiserver"}
+	etcdTarget          = buildTarget{pkg: "go.etcd.io/etcd/server/v3", out: "server", name: "etcd"}
+)
 
 // progressInterval is how often a running build reports that it is alive.
 const progressInterval = 30 * time.Second
@@ -65,9 +66,12 @@ func (e *BuildError) Unwrap() error { return e.Err }
 
 // Build returns the kube-apiserver and etcd executables, building them from
 // the pinned Go modules on first use and reusing the cached build after
-// that. The environment variables EnvKubeAPIServer and EnvEtcd override
-// either. Build logs its progress through the logger in ctx (klog's default
-// writes to stderr). Failures to build are reported as *BuildError.
+// that. EnvKubeVersion selects the kube-apiserver (the newest by default);
+// etcd is the same for every version. The environment variables
+// EnvKubeAPIServer and EnvEtcd override either binary. Build logs its
+// progress through the logger in ctx (klog's default writes to stderr).
+// Failures to build are reported as *BuildError; a selection of a version
+// that is not pinned is not one.
 func Build(ctx context.Context) (Binaries, error) {
 	b := Binaries{KubeAPIServer: os.Getenv(EnvKubeAPIServer), Etcd: os.Getenv(EnvEtcd)}
 	for env, path := range map[string]string{EnvKubeAPIServer: b.KubeAPIServer, EnvEtcd: b.Etcd} {
@@ -78,86 +82,84 @@ func Build(ctx context.Context) (Binaries, error) {
 			return Binaries{}, fmt.Errorf("testenv: %s: %w", env, err)
 		}
 	}
-	if b.KubeAPIServer != "" && b.Etcd != "" {
-		return b, nil
-	}
-	built, err := buildCached(ctx)
+	selected, err := selectedPin()
 	if err != nil {
-		return Binaries{}, &BuildError{Err: err}
+		return Binaries{}, err
 	}
 	if b.KubeAPIServer == "" {
-		b.KubeAPIServer = built.KubeAPIServer
+		if b.KubeAPIServer, err = buildCached(ctx, selected, kubeAPIServerTarget); err != nil {
+			return Binaries{}, &BuildError{Err: err}
+		}
 	}
 	if b.Etcd == "" {
-		b.Etcd = built.Etcd
+		newest, err := newestPin()
+		if err != nil {
+			return Binaries{}, err
+		}
+		if b.Etcd, err = buildCached(ctx, newest, etcdTarget); err != nil {
+			return Binaries{}, &BuildError{Err: err}
+		}
 	}
 	return b, nil
 }
 
-// buildCached returns the binaries from the cache directory, building them
-// there first if needed. Concurrent callers, in this process or others,
-// serialize on a file lock in that directory; the binaries appear by atomic
-// rename, so a reader never sees a partial file.
-func buildCached(ctx context.Context) (Binaries, error) {
+// buildCached returns the path of the binary of target, built from p, in
+// the cache directory, building it there first if needed. Concurrent callers, in this process
+// or others, serialize on a file lock in that directory; the binaries
+// appear by atomic rename, so a reader never sees a partial file.
+func buildCached(ctx context.Context, p pin, target buildTarget) (string, error) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		return Binaries{}, fmt.Errorf("finding the go command: %w", err)
+		return "", fmt.Errorf("finding the go command: %w", err)
 	}
 	root, err := os.UserCacheDir()
 	if err != nil {
-		return Binaries{}, fmt.Errorf("finding the cache directory: %w", err)
+		return "", fmt.Errorf("finding the cache directory: %w", err)
 	}
 	root = filepath.Join(root, "kubetyped-informers", "controlplane")
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return Binaries{}, fmt.Errorf("creating the cache directory: %w", err)
+		return "", fmt.Errorf("creating the cache directory: %w", err)
 	}
 	goVersion, err := goEnv(ctx, gobin, root, "GOVERSION")
 	if err != nil {
-		return Binaries{}, err
+		return "", err
 	}
-	dir := filepath.Join(root, cacheKey(goVersion))
-	bins := Binaries{
-		KubeAPIServer: filepath.Join(dir, "kube-apiserver"),
-		Etcd:          filepath.Join(dir, "etcd"),
-	}
-	if bins.exist() {
-		return bins, nil
+	dir := filepath.Join(root, cacheKey(p, goVersion))
+	bin := filepath.Join(dir, target.name)
+	if exists(bin) {
+		return bin, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Binaries{}, fmt.Errorf("creating the cache directory: %w", err)
+		return "", fmt.Errorf("creating the cache directory: %w", err)
 	}
 	logger := klog.FromContext(ctx)
 	lock, err := lockFile(ctx, filepath.Join(dir, "lock"), func() {
-		logger.Info("waiting for another process that is building kube-apiserver and etcd", "dir", dir)
+		logger.Info("waiting for another process that is building the control plane", "pin", p.name, "dir", dir)
 	})
 	if err != nil {
-		return Binaries{}, err
+		return "", err
 	}
 	defer lock.Close()
-	if bins.exist() { // built by whoever held the lock before us
-		return bins, nil
+	if exists(bin) { // built by whoever held the lock before us
+		return bin, nil
 	}
-	if err := build(ctx, gobin, dir); err != nil {
-		return Binaries{}, err
+	if err := build(ctx, gobin, dir, p, target); err != nil {
+		return "", err
 	}
-	return bins, nil
+	return bin, nil
 }
 
-// exist reports whether both binaries exist.
-func (b Binaries) exist() bool {
-	for _, p := range []string{b.KubeAPIServer, b.Etcd} {
-		if _, err := os.Stat(p); err != nil {
-			return false
-		}
-	}
-	return true
+// exists reports whether the file at path exists.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // cacheKey names the cache directory for binaries built by goVersion from
-// the embedded module files.
-func cacheKey(goVersion string) string {
+// the module files of p.
+func cacheKey(p pin, goVersion string) string {
 	h := sha256.New()
-	for _, b := range [][]byte{controlPlaneMod, controlPlaneSum, []byte(goVersion), []byte(runtime.GOOS + "/" + runtime.GOARCH)} {
+	for _, b := range [][]byte{p.mod, p.sum, []byte(goVersion), []byte(runtime.GOOS + "/" + runtime.GOARCH)} {
 		h.Write(b)
 		h.Write([]byte{0})
 	}
@@ -180,8 +182,8 @@ func goEnv(ctx context.Context, gobin, dir, name string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// build builds the binaries into dir. The caller holds dir's lock.
-func build(ctx context.Context, gobin, dir string) error {
+// build builds target from p into dir. The caller holds dir's lock.
+func build(ctx context.Context, gobin, dir string, p pin, target buildTarget) error {
 	// Work directories left by a builder that died; we hold the lock, so
 	// none is in use.
 	stale, _ := filepath.Glob(filepath.Join(dir, "build-*"))
@@ -199,18 +201,14 @@ func build(ctx context.Context, gobin, dir string) error {
 			return fmt.Errorf("creating the build directory: %w", err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(src, "go.mod"), controlPlaneMod, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(src, "go.mod"), p.mod, 0o644); err != nil {
 		return fmt.Errorf("writing go.mod: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(src, "go.sum"), controlPlaneSum, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(src, "go.sum"), p.sum, 0o644); err != nil {
 		return fmt.Errorf("writing go.sum: %w", err)
 	}
 
-	args := []string{"build", "-o", out + string(filepath.Separator)}
-	for _, t := range buildTargets {
-		args = append(args, t.pkg)
-	}
-	cmd := exec.Command(gobin, args...)
+	cmd := exec.Command(gobin, "build", "-o", out+string(filepath.Separator), target.pkg)
 	cmd.Dir = src
 	// Build for this machine, from exactly the pinned modules, ignoring any
 	// workspace or build flags of the caller's environment.
@@ -222,9 +220,9 @@ func build(ctx context.Context, gobin, dir string) error {
 	)
 
 	logger := klog.FromContext(ctx)
-	logger.Info("building kube-apiserver and etcd from Go modules (first use, takes several minutes)…", "dir", dir)
+	logger.Info("building "+target.name+" from Go modules (first use, takes several minutes)…", "pin", p.name, "dir", dir)
 	start := time.Now()
-	p, err := startProcess("go build", cmd, filepath.Join(work, "build.log"))
+	proc, err := startProcess("go build", cmd, filepath.Join(work, "build.log"))
 	if err != nil {
 		return err
 	}
@@ -233,23 +231,21 @@ func build(ctx context.Context, gobin, dir string) error {
 wait:
 	for {
 		select {
-		case <-p.done:
+		case <-proc.done:
 			break wait
 		case <-tick.C:
-			logger.Info("still building kube-apiserver and etcd…", "elapsed", time.Since(start).Round(time.Second))
+			logger.Info("still building "+target.name+"…", "elapsed", time.Since(start).Round(time.Second))
 		case <-ctx.Done():
-			p.kill()
-			return fmt.Errorf("building kube-apiserver and etcd: %w", context.Cause(ctx))
+			proc.kill()
+			return fmt.Errorf("building %s: %w", target.name, context.Cause(ctx))
 		}
 	}
-	if p.err != nil {
-		return fmt.Errorf("%w%s", p.exitError(), logTail(p.logPath))
+	if proc.err != nil {
+		return fmt.Errorf("%w%s", proc.exitError(), logTail(proc.logPath))
 	}
-	for _, t := range buildTargets {
-		if err := os.Rename(filepath.Join(out, t.out), filepath.Join(dir, t.name)); err != nil {
-			return fmt.Errorf("installing %s: %w", t.name, err)
-		}
+	if err := os.Rename(filepath.Join(out, target.out), filepath.Join(dir, target.name)); err != nil {
+		return fmt.Errorf("installing %s: %w", target.name, err)
 	}
-	logger.Info("built kube-apiserver and etcd", "elapsed", time.Since(start).Round(time.Second), "dir", dir)
+	logger.Info("built "+target.name, "pin", p.name, "elapsed", time.Since(start).Round(time.Second), "dir", dir)
 	return nil
 }

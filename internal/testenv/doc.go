@@ -17,6 +17,25 @@
 // reach into a nested module anyway. The library's own go.mod never sees
 // k8s.io/kubernetes.
 //
+// # Server versions
+//
+// controlplane.mod pins the newest kube-apiserver, the default, and the
+// etcd that every version runs with. controlplane-1.34.mod and its
+// siblings, with their .sum files, pin the older kube-apiservers that the
+// library supports, one pair per minor version, each with the staging
+// modules of its own release; [KubeVersions] lists them. The environment
+// variable INFORMERS_KUBE_VERSION (EnvKubeVersion), such as 1.34, selects
+// one; each is built on first use and cached under a hash of its own
+// files, as the newest is. `make test-skew` runs the skew tests against
+// each.
+//
+// Tests learn what runs from [Env.Server]: the version, and the feature
+// gates the server offers, with their defaults. [Options.FeatureGates]
+// are passed only where the server offers them (kube-apiserver refuses to
+// start with a gate it does not know), and [Env.FeatureEnabled] says
+// whether a gate is on: a test of a gate-dependent feature asks it, and on
+// a server without the gate tests how the library does without.
+//
 // A cold build takes several minutes (12 on two busy cores), which can
 // exceed go test's default -timeout of 10m: give the first run -timeout 30m.
 // An interrupted build resumes from Go's build cache. Concurrent test
@@ -34,11 +53,12 @@
 // [Env.RestartAPIServer], [Env.CrashAPIServer], [Env.RestartEtcd] and
 // [Env.Compact] disturb it the way production does.
 //
-// Watch-list streaming: kube-apiserver 1.37 serves watch requests with
-// sendInitialEvents=true by default. The WatchList feature gate is Beta and
-// on by default since 1.34 (k8s.io/apiserver pkg/features; it was switched
-// off again in 1.33 only), so Start passes no --feature-gates flag. The test
-// TestWatchListServedByDefault checks it against the real server.
+// Watch-list streaming: kube-apiserver 1.34 to 1.37 serve watch requests
+// with sendInitialEvents=true by default. The WatchList feature gate is
+// Beta and on by default since 1.34 (k8s.io/apiserver pkg/features; it was
+// switched off again in 1.33 only), so Start passes no --feature-gates
+// flag. The test TestWatchListServedByDefault checks it against the real
+// server.
 //
 // # Tests
 //

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 )
@@ -27,6 +28,11 @@ type Options struct {
 	UncachedResources []string
 	// FeatureGates sets kube-apiserver feature gates, such as
 	// {"ShardedListAndWatch": true}; nil leaves every gate at its default.
+	// A gate the server does not offer (see Server.Gates), such as
+	// ShardedListAndWatch before 1.36, is left out, since kube-apiserver
+	// refuses to start with a gate it does not know: a test asks
+	// Env.FeatureEnabled what it got, and tests the library's behaviour
+	// on a server without the feature when the gate is off.
 	FeatureGates map[string]bool
 	// APIServerArgs are appended to kube-apiserver's flags; a flag given
 	// again overrides the default.
@@ -49,6 +55,7 @@ type Env struct {
 	creds     *credentials
 	etcd      *etcdServer
 	apiserver *apiServer
+	server    Server
 
 	mu      sync.Mutex // serializes Restart*, Compact and Stop
 	stopped bool
@@ -68,10 +75,15 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	server, err := inspectServer(ctx, bins.KubeAPIServer)
+	if err != nil {
+		return nil, err
+	}
+	opts.FeatureGates = offeredGates(ctx, server, opts.FeatureGates)
 	// A port found free can be taken by another process before etcd or
 	// kube-apiserver binds it; try again with other ports then.
 	for attempt := 1; ; attempt++ {
-		env, err := startEnv(ctx, bins, opts)
+		env, err := startEnv(ctx, bins, server, opts)
 		if err == nil || attempt == 3 || !errors.Is(err, errAddrInUse) {
 			return env, err
 		}
@@ -93,14 +105,14 @@ func startError(name, logPath string, err error) error {
 	return fmt.Errorf("waiting for %s to become ready: %w%s", name, err, tail)
 }
 
-func startEnv(ctx context.Context, bins Binaries, opts Options) (_ *Env, err error) {
+func startEnv(ctx context.Context, bins Binaries, server Server, opts Options) (_ *Env, err error) {
 	logger := klog.FromContext(ctx)
 	start := time.Now()
 	dir, lock, err := newEnvDir(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("testenv: %w", err)
 	}
-	e := &Env{dir: dir, lock: lock, opts: opts, logger: logger, etcd: &etcdServer{}, apiserver: &apiServer{}}
+	e := &Env{dir: dir, lock: lock, opts: opts, logger: logger, etcd: &etcdServer{}, apiserver: &apiServer{}, server: server}
 	defer func() {
 		if err != nil {
 			e.Stop()
@@ -137,8 +149,59 @@ func startEnv(ctx context.Context, bins Binaries, opts Options) (_ *Env, err err
 	if err := e.apiserver.start(ctx); err != nil {
 		return nil, fmt.Errorf("testenv: %w", err)
 	}
-	logger.Info("control plane is ready", "host", e.apiserver.host(), "dir", dir, "elapsed", time.Since(start).Round(time.Millisecond))
+	if e.server.Version == nil {
+		if e.server.Version, err = e.apiserver.servedVersion(ctx); err != nil {
+			return nil, fmt.Errorf("testenv: asking kube-apiserver its version: %w", err)
+		}
+	}
+	if err := checkSelectedVersion(e.server.Version, bins.KubeAPIServer); err != nil {
+		return nil, err
+	}
+	logger.Info("control plane is ready", "host", e.apiserver.host(), "kubernetes", e.server.Version, "dir", dir, "elapsed", time.Since(start).Round(time.Millisecond))
 	return e, nil
+}
+
+// offeredGates returns the gates of want that server offers, and logs the
+// others, which it leaves out.
+func offeredGates(ctx context.Context, server Server, want map[string]bool) map[string]bool {
+	var offered map[string]bool
+	for name, on := range want {
+		if !server.HasGate(name) {
+			klog.FromContext(ctx).Info("kube-apiserver has no such feature gate; starting it without", "gate", name, "kubernetes", server.Version)
+			continue
+		}
+		if offered == nil {
+			offered = map[string]bool{}
+		}
+		offered[name] = on
+	}
+	return offered
+}
+
+// checkSelectedVersion fails if EnvKubeVersion selects a version other
+// than v, the version of the kube-apiserver at bin (which
+// EnvKubeAPIServer can name).
+func checkSelectedVersion(v *version.Version, bin string) error {
+	want := strings.TrimPrefix(strings.TrimSpace(os.Getenv(EnvKubeVersion)), "v")
+	if got := fmt.Sprintf("%d.%d", v.Major(), v.Minor()); want != "" && got != want {
+		return fmt.Errorf("testenv: %s=%s, but the kube-apiserver at %s is %s", EnvKubeVersion, want, bin, v)
+	}
+	return nil
+}
+
+// Server returns what the Env's kube-apiserver is: its version and the
+// feature gates it offers.
+func (e *Env) Server() Server { return e.server }
+
+// FeatureEnabled reports whether feature gate name is on in the Env's
+// kube-apiserver: as Options.FeatureGates set it if the server offers
+// it, else at its default; false for a gate the server does not offer,
+// which includes GA gates (see Server.Gates).
+func (e *Env) FeatureEnabled(name string) bool {
+	if on, ok := e.opts.FeatureGates[name]; ok {
+		return on
+	}
+	return e.server.Gates[name].Default
 }
 
 // freePorts returns n distinct loopback ports that were free a moment ago.

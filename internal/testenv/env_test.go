@@ -1,9 +1,11 @@
 package testenv_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2/ktesting"
@@ -391,20 +394,27 @@ func hasName(cms []corev1.ConfigMap, name string) bool {
 
 // FeatureGates reach kube-apiserver: with ShardedListAndWatch on, a list
 // with a shard selector echoes it in shardInfo; the shared control plane,
-// with the gate at its default (off), ignores the selector.
+// with the gate at its default (off), ignores the selector. A server
+// without the gate (before 1.36) starts without it, says so, and ignores
+// the selector too.
 func TestFeatureGates(t *testing.T) {
+	const gate = "ShardedListAndWatch"
 	sel := "shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')"
 	for _, on := range []bool{true, false} {
 		t.Run(fmt.Sprintf("gate-%v", on), func(t *testing.T) {
 			env := testenv.Shared(t)
 			if on {
-				env = testenv.New(t, testenv.Options{FeatureGates: map[string]bool{"ShardedListAndWatch": true}})
+				env = testenv.New(t, testenv.Options{FeatureGates: map[string]bool{gate: true}})
 			}
+			server := env.Server()
+			hasGate := server.Version.AtLeast(version.MajorMinor(1, 36))
+			require.Equal(t, hasGate, server.HasGate(gate), "kube-apiserver %s", server.Version)
+			require.Equal(t, on && hasGate, env.FeatureEnabled(gate), "kube-apiserver %s", server.Version)
 			cs := clientset(t, env)
 			ns := createNamespace(t, cs)
 			list, err := cs.CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{ShardSelector: sel})
 			require.NoError(t, err)
-			if on {
+			if env.FeatureEnabled(gate) {
 				require.NotNil(t, list.ShardInfo)
 				assert.Equal(t, sel, list.ShardInfo.Selector)
 			} else {
@@ -412,4 +422,32 @@ func TestFeatureGates(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Env.Server tells the version of the kube-apiserver that runs, the one
+// INFORMERS_KUBE_VERSION selects (the newest by default), and the gates it
+// offers with their defaults, which /version and the server's behaviour
+// confirm.
+func TestServer(t *testing.T) {
+	env := testenv.Shared(t)
+	server := env.Server()
+	versions, err := testenv.KubeVersions()
+	require.NoError(t, err)
+	want := cmp.Or(strings.TrimPrefix(os.Getenv(testenv.EnvKubeVersion), "v"), versions[len(versions)-1])
+	require.NotNil(t, server.Version)
+	assert.Equal(t, want, fmt.Sprintf("%d.%d", server.Version.Major(), server.Version.Minor()))
+
+	info, err := clientset(t, env).Discovery().ServerVersion()
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprint(server.Version.Major()), info.Major, "/version: %+v", info)
+	assert.Equal(t, fmt.Sprint(server.Version.Minor()), strings.TrimSuffix(info.Minor, "+"), "/version: %+v", info)
+
+	// Gates every supported server has: watch-list streaming, beta and on
+	// since 1.34 (TestWatchListServedByDefault), and CBOR, alpha and off.
+	assert.Equal(t, testenv.Gate{Stage: "BETA", Default: true}, server.Gates["WatchList"])
+	assert.Equal(t, testenv.Gate{Stage: "ALPHA", Default: false}, server.Gates["CBORServingAndStorage"])
+	assert.True(t, env.FeatureEnabled("WatchList"))
+	assert.False(t, env.FeatureEnabled("CBORServingAndStorage"))
+	assert.False(t, server.HasGate("NoSuchGate"))
+	assert.False(t, env.FeatureEnabled("NoSuchGate"))
 }

@@ -1,9 +1,14 @@
 // Command controlplane builds the test control plane (kube-apiserver and
 // etcd, from pinned Go modules) ahead of the tests, with visible progress,
-// or runs one for manual experiments:
+// runs one for manual experiments, or lists the kube-apiserver versions
+// pinned:
 //
 //	go run ./internal/testenv/cmd/controlplane build
-//	go run ./internal/testenv/cmd/controlplane run   # prints a kubeconfig; Ctrl-C stops it
+//	go run ./internal/testenv/cmd/controlplane run       # prints a kubeconfig; Ctrl-C stops it
+//	go run ./internal/testenv/cmd/controlplane versions  # 1.34 1.35 1.36 1.37
+//
+// INFORMERS_KUBE_VERSION=1.34 selects an older kube-apiserver than the
+// newest, for build and run as for the tests.
 package main
 
 import (
@@ -13,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,7 +32,8 @@ import (
 func main() {
 	klog.InitFlags(nil)
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: controlplane build|run")
+		fmt.Fprintln(os.Stderr, "usage: controlplane build|run|versions")
+		fmt.Fprintf(os.Stderr, "%s selects the kube-apiserver version (default: the newest)\n", testenv.EnvKubeVersion)
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -38,6 +45,8 @@ func main() {
 		err = build(ctx)
 	case "run":
 		err = run(ctx)
+	case "versions":
+		err = versions()
 	default:
 		flag.Usage()
 		os.Exit(2)
@@ -58,6 +67,15 @@ func build(ctx context.Context) error {
 	return nil
 }
 
+func versions() error {
+	vs, err := testenv.KubeVersions()
+	if err != nil {
+		return err
+	}
+	fmt.Println(strings.Join(vs, " "))
+	return nil
+}
+
 func run(ctx context.Context) error {
 	env, err := testenv.Start(ctx, testenv.Options{})
 	if err != nil {
@@ -74,7 +92,7 @@ func run(ctx context.Context) error {
 	if err := clientcmd.WriteToFile(*kc, path); err != nil {
 		return err
 	}
-	fmt.Printf("control plane running; export KUBECONFIG=%s\nCtrl-C stops it.\n", path)
+	fmt.Printf("control plane running, kube-apiserver %s; export KUBECONFIG=%s\nCtrl-C stops it.\n", env.Server().Version, path)
 	<-ctx.Done()
 	return nil
 }
