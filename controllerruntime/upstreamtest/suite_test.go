@@ -145,7 +145,10 @@ func runSuite(t *testing.T, repo, assets string, r release) {
 	}
 	args = append(args, ".", "-args", "-ginkgo.json-report="+report, "-ginkgo.no-color")
 	cmd := goCommand(ctx, scratch, args...)
-	cmd.Env = append(cmd.Env, "KUBEBUILDER_ASSETS="+assets)
+	// envtest gives kube-apiserver 20 seconds to start by default, which
+	// a loaded machine exceeds; internal/testenv waits for minutes.
+	cmd.Env = append(cmd.Env, "KUBEBUILDER_ASSETS="+assets,
+		"KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=5m", "KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT=1m")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -187,7 +190,7 @@ func goCommand(ctx context.Context, dir string, args ...string) *exec.Cmd {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
 		case k == "GOFLAGS", k == "GOWORK", k == "GOTOOLCHAIN",
-			k == "USE_EXISTING_CLUSTER", k == "KUBEBUILDER_ASSETS", k == "KUBECONFIG",
+			k == "USE_EXISTING_CLUSTER", k == "KUBECONFIG", strings.HasPrefix(k, "KUBEBUILDER_"),
 			strings.HasPrefix(k, "TEST_ASSET_"), strings.HasPrefix(k, "GINKGO_"):
 			continue
 		}
