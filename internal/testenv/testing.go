@@ -89,6 +89,23 @@ func New(t testing.TB, opts Options) *Env {
 	return env
 }
 
+// NeedBinaries returns the control plane's executables for a test that
+// runs them itself (through another harness, such as controller-runtime's
+// envtest), building them on first use. When they cannot be had it behaves
+// like Shared: the test fails in CI, and outside CI skips if the binaries
+// could not be built or the test runs with -short.
+func NeedBinaries(t testing.TB) Binaries {
+	t.Helper()
+	skipShort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+	defer cancel()
+	bins, err := Build(ctx)
+	if err != nil {
+		unavailable(t, err)
+	}
+	return bins
+}
+
 // inCI reports whether the environment variable CI says we run in CI.
 func inCI() bool {
 	ci, _ := strconv.ParseBool(os.Getenv("CI"))
