@@ -114,7 +114,7 @@ func benchRunFactory(ctx context.Context, f *informers.Factory) (func(), error) 
 	ctx, cancel := context.WithCancel(ctx)
 	f.Start(ctx)
 	stop := func() { cancel(); _ = f.Shutdown(context.Background()) }
-	if err := f.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, f); err != nil {
 		stop()
 		return nil, err
 	}

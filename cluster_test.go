@@ -110,7 +110,7 @@ func TestFactoryOnTestCluster(t *testing.T) {
 
 	// A resource the cluster does not serve is a 404, as from a server.
 	cms := informers.Informer[*corev1.ConfigMap](f)
-	err = cms.WaitForSync(ctx)
+	err = informers.WaitForSync(ctx, cms)
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 }
 

@@ -246,14 +246,14 @@ func TestFactoryErrors(t *testing.T) {
 	bad := informers.Informer[*widget](f)
 	_, err := bad.AddHandler(informers.HandlerFuncs[*widget]{})
 	require.ErrorIs(t, err, bad.Err())
-	require.ErrorIs(t, bad.WaitForSync(context.Background()), bad.Err())
+	require.ErrorIs(t, informers.WaitForSync(context.Background(), bad), bad.Err())
 	assert.Zero(t, bad.Lister().Len())
 	testutil.StartFactory(t, f)
 	ctx := testutil.Context(t, 10*time.Second)
-	err = f.WaitForSync(ctx)
+	err = informers.WaitForSync(ctx, f)
 	require.ErrorIs(t, err, bad.Err(), "the factory reports what it could not serve")
 	assert.Contains(t, err.Error(), "already served as")
-	assert.NoError(t, informers.Informer[*corev1.Pod](f).WaitForSync(ctx), "the pods informer synced")
+	assert.NoError(t, informers.WaitForSync(ctx, informers.Informer[*corev1.Pod](f)), "the pods informer synced")
 }
 
 // A user scheme adds to client-go's: built-in types still resolve.
@@ -282,10 +282,10 @@ func TestFactoryLateInformer(t *testing.T) {
 	waitSynced(t, f)
 	cms := informers.Informer[*corev1.ConfigMap](f)
 	ctx := testutil.Context(t, 10*time.Second)
-	require.NoError(t, cms.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, cms))
 	assert.Equal(t, 1, cms.Lister().Len())
 	f.Start(ctx) // idempotent
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 }
 
 // Releasing an informer stops its watch and frees its cache
@@ -311,7 +311,7 @@ func TestFactoryRelease(t *testing.T) {
 
 	fresh := informers.Informer[*corev1.ConfigMap](f)
 	assert.NotSame(t, cms, fresh)
-	require.NoError(t, fresh.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, fresh))
 	assert.Equal(t, 1, fresh.Lister().Len())
 	watches := 0
 	for _, a := range cs.Actions() {
@@ -337,7 +337,7 @@ func TestFactoryWaitForSyncForbidden(t *testing.T) {
 	informers.Informer[*corev1.Pod](f)
 	informers.Informer[*corev1.Secret](f)
 	testutil.StartFactory(t, f)
-	err := waitFailsPromptly(t, f.WaitForSync)
+	err := waitFailsPromptly(t, waitOn(f))
 	assert.True(t, apierrors.IsForbidden(err))
 	assert.Contains(t, err.Error(), "secrets.v1")
 	assert.NotContains(t, err.Error(), "pods.v1", "the pods informer synced")
@@ -360,7 +360,7 @@ func TestFactoryDiscoveryError(t *testing.T) {
 	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Backoff: fastBackoff})
 	informers.Informer[*appsv1.Deployment](f)
 	testutil.StartFactory(t, f)
-	err = waitFailsPromptly(t, f.WaitForSync)
+	err = waitFailsPromptly(t, waitOn(f))
 	assert.True(t, apierrors.IsForbidden(err), "the 403 is in the chain: %v", err)
 	assert.Contains(t, err.Error(), "deployments.v1.apps")
 	assert.Contains(t, err.Error(), "discovery of apps/v1", "says which request failed")
@@ -513,7 +513,7 @@ func TestFactoryCanonicalSelectors(t *testing.T) {
 	require.NoError(t, a.Err())
 	assert.Same(t, a, b)
 	assert.NotSame(t, a, c)
-	require.ErrorIs(t, f.WaitForSync(context.Background()), informers.ErrNotStarted)
+	require.ErrorIs(t, informers.WaitForSync(context.Background(), f), informers.ErrNotStarted)
 }
 
 // The factory's readiness check covers the handlers added to its
@@ -528,7 +528,7 @@ func TestFactoryReadyCheckCoversHandlers(t *testing.T) {
 	)
 	f := informers.NewFactoryWith(cs, informers.FactoryOptions{OnError: func(error) {}})
 	cms := informers.Informer[*corev1.ConfigMap](f)
-	ready := f.ReadyCheck()
+	ready := informers.ReadyCheck(f)
 	release := make(chan struct{})
 	defer close(release)
 	stuck := informers.HandlerFuncs[*corev1.ConfigMap]{OnAdd: func(*corev1.ConfigMap, bool) { <-release }}

@@ -247,25 +247,20 @@ func (i *SharedInformer[T]) startListener(l *dispatch.Listener[T]) {
 }
 
 // HasSynced reports whether the cache holds a complete list and a watch
-// follows it. Handlers may still be delivering; see Registration.HasSynced.
-// It is there for code written for client-go's informers, as is Synced;
-// to wait, call WaitForSync, which says why a cache does not sync.
+// follows it, for code written for client-go's informers
+// (cache.InformerSynced). Handlers may still be delivering; see
+// Registration.HasSynced. To wait, call WaitForSync(ctx, i), which says
+// why a cache does not sync.
 func (i *SharedInformer[T]) HasSynced() bool { return i.writer.hasSynced() }
 
 // Synced is closed once the cache has synced, for code that waits on a
-// channel, such as client-go's cache.DoneChecker.
+// channel, such as client-go's cache.DoneChecker. It makes the informer a
+// Syncer.
 func (i *SharedInformer[T]) Synced() <-chan struct{} { return i.writer.syncedChan() }
 
-// WaitForSync waits until the cache has synced. It returns nil once it has,
-// and a *NotSyncedError if ctx ends first or, without waiting further, if
-// the last list or watch failed in a way that retrying alone will not fix
-// (403 Forbidden, 401, 404 for a resource the server does not serve...).
-// With Options.WaitForResource, a 404 is waited out: the error, if ctx
-// ends, says the informer is waiting for its resource.
-// The informer keeps retrying in the background either way. A sharded
-// informer has synced once it holds the shard it was last given, by
-// Options.Shard or SetShardRanges.
-func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
+// waitForSync waits until the cache, and the shard it was last given, have
+// synced; see WaitForSync.
+func (i *SharedInformer[T]) waitForSync(ctx context.Context) error {
 	if i.failed != nil {
 		return i.failed
 	}
@@ -286,7 +281,7 @@ func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 	}
 }
 
-// waitForCache is WaitForSync but for the shard.
+// waitForCache is waitForSync but for the shard.
 func (i *SharedInformer[T]) waitForCache(ctx context.Context) error {
 	for {
 		i.mu.Lock()

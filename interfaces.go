@@ -32,16 +32,6 @@ type List interface {
 // the object out of the index.
 type IndexFunc[T Object] func(T) []string
 
-// Syncer is what WaitForSync waits for: an informer (AnyInformer, or
-// *SharedInformer[T]), whose cache has synced once it holds the server's
-// state as of a complete list and its watch is open; or a registration
-// (AnyRegistration, or *Registration[T]), whose handler has synced once it
-// has been delivered that state.
-type Syncer interface {
-	HasSynced() bool
-	WaitForSync(ctx context.Context) error
-}
-
 // AnyInformer is a *SharedInformer[T] of any T, for code that handles
 // informers of several types alike, such as Factory.Release. Only
 // *SharedInformer[T] implements it.
@@ -50,7 +40,7 @@ type AnyInformer interface {
 	Resource() schema.GroupVersionResource
 	Run(ctx context.Context) error
 	HasSynced() bool
-	WaitForSync(ctx context.Context) error
+	Synced() <-chan struct{}
 	LastError() error
 	Err() error
 	Stopped() <-chan struct{}
@@ -63,6 +53,8 @@ type AnyInformer interface {
 	busyHandlers() []string
 	unhealthy() error
 	registrations() []Syncer
+	waitForSync(ctx context.Context) error
+	notReady() error
 }
 
 // AnyRegistration is a *Registration[T] of any T, for code that keeps the
@@ -71,7 +63,7 @@ type AnyRegistration interface {
 	fmt.Stringer
 	Name() string
 	HasSynced() bool
-	WaitForSync(ctx context.Context) error
+	Synced() <-chan struct{}
 	Backlog() int
 	Remove()
 	Done() <-chan struct{}

@@ -440,7 +440,7 @@ func TestNamespaceSelectorNamespacesForbidden(t *testing.T) {
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, Backoff: fastBackoff, OnError: func(error) {}})
 	inf := informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"})
 	testutil.StartFactory(t, f)
-	err := waitFailsPromptly(t, inf.WaitForSync)
+	err := waitFailsPromptly(t, waitOn(inf))
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)
 	assert.ErrorContains(t, err, "NamespaceSelector team=a")
 	assert.False(t, inf.HasSynced())
@@ -491,7 +491,7 @@ func TestNamespaceSelectorForbiddenNamespace(t *testing.T) {
 	require.NoError(t, inf.Err())
 	testutil.StartFactory(t, f)
 
-	err := waitFailsPromptly(t, inf.WaitForSync)
+	err := waitFailsPromptly(t, waitOn(inf))
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)
 	assert.ErrorContains(t, err, "namespace a2")
 	assert.Equal(t, informers.NamespaceModePerNamespace, inf.NamespaceMode(), "turned to a watch per namespace")

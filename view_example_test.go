@@ -53,7 +53,7 @@ func ExampleViewMeta() {
 	})
 	factory.Start(ctx)
 	defer factory.Shutdown(ctx)
-	if err := factory.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, factory); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -471,7 +471,7 @@ func TestViewInformer(t *testing.T) {
 	})
 	require.NoError(t, err)
 	f.Start(ctx)
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 
 	p, err := views.Lister().Namespace("shop").Get("web-0")
 	require.NoError(t, err)
@@ -587,7 +587,7 @@ func TestViewInformerScopes(t *testing.T) {
 		pairs = append(pairs, pair{tc.name, views, full})
 	}
 	f.Start(ctx)
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 	same := func() bool {
 		for _, p := range pairs {
 			if !assert.ObjectsAreEqual(keysAndVersions(p.full.Lister().List(labels.Everything())), keysAndVersions(p.views.Lister().List(labels.Everything()))) {

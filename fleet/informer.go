@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/apiclient"
+	"github.com/kubetyped/informers/internal/syncwait"
 )
 
 // SharedInformer is a fleet's informer of objects of type T: one shared
@@ -28,6 +29,8 @@ type SharedInformer[T informers.Object] struct {
 	clusters map[string]*informers.SharedInformer[T]
 	indexers map[string]informers.IndexFunc[T] // added by AddIndex
 	regs     []*Registration[T]
+
+	hook // what informers.WaitForSync and ReadyCheck say of the informer
 }
 
 // requestKey tells a fleet's informers apart, as a factory does: by
@@ -80,6 +83,7 @@ func InformerWith[T informers.Object](fl *Fleet, opts informers.Options[T]) *Sha
 		}
 	}
 	i := &SharedInformer[T]{fl: fl, opts: opts, resource: resourceOf(fl, opts), clusters: make(map[string]*informers.SharedInformer[T]), indexers: make(map[string]informers.IndexFunc[T])}
+	i.hook = syncwait.New(i.waitForSync, i.notReady)
 	fl.informers = append(fl.informers, i)
 	for _, m := range fl.clusters {
 		i.attach(m)
@@ -163,31 +167,46 @@ func (i *SharedInformer[T]) String() string {
 	return fmt.Sprintf("fleet informer of %v", reflect.TypeFor[T]())
 }
 
-// HasSynced reports whether the informer's cache has synced on every
-// attached cluster.
-func (i *SharedInformer[T]) HasSynced() bool {
+// Synced is closed once the informer's cache has synced on every cluster
+// attached at the time of the call; it stays open if one of them stops
+// first. It makes the informer an informers.Syncer:
+// informers.WaitForSync(ctx, i) waits for it as the fleet's does, cluster
+// by cluster, and informers.ReadyCheck(i) names the clusters not ready.
+func (i *SharedInformer[T]) Synced() <-chan struct{} {
+	var infs []informers.AnyInformer
 	for _, c := range i.each() {
-		if !c.inf.HasSynced() {
-			return false
-		}
+		infs = append(infs, c.inf)
 	}
-	return true
+	return allSynced(infs)
 }
 
-// WaitForSync waits until the informer's cache has synced on every
-// attached cluster. Like the fleet's WaitForSync, it stops waiting for a
-// cluster at its first failed request; its error, a *SyncError, names each
-// cluster not synced, with its cause, and no cluster whose cache synced,
-// even if its server went away since (the fleet's ReadyCheck names those).
-func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
+// waitForSync waits until the informer's cache has synced on every
+// attached cluster. Like the fleet's, it stops waiting for a cluster at
+// its first failed request; its error, a *SyncError, names each cluster
+// not synced, with its cause, and no cluster whose cache synced, even if
+// its server went away since (ReadyCheck names those).
+func (i *SharedInformer[T]) waitForSync(ctx context.Context) error {
 	fl := i.fl
 	return waitClusters(ctx, fl.members(), func(ctx context.Context, m *member) error {
 		inf, ok := i.Cluster(m.name)
 		if !ok {
 			return nil // detached meanwhile
 		}
-		return waitMember(ctx, m, []informers.AnyInformer{inf}, inf.WaitForSync)
+		return waitMember(ctx, m, []informers.AnyInformer{inf}, func(ctx context.Context) error { return informers.WaitForSync(ctx, inf) })
 	})
+}
+
+// notReady returns a *SyncError naming the clusters on which the informer
+// is not ready, or nil.
+func (i *SharedInformer[T]) notReady() error {
+	members := i.fl.members()
+	errs := make([]error, len(members))
+	for n, m := range members {
+		if inf, ok := i.Cluster(m.name); ok {
+			errs[n] = notReadyOn(inf, inf)
+		}
+	}
+	return syncError(members, errs)
 }
 
 // AddIndex adds a named index on every cluster, those attached later too,

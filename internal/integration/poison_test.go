@@ -109,7 +109,7 @@ func TestPoisonObject(t *testing.T) {
 			testutil.StartFactory(t, f)
 			syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
-			require.NoError(t, f.WaitForSync(syncCtx))
+			require.NoError(t, informers.WaitForSync(syncCtx, f))
 			assert.Equal(t, tc.listOnly, !inf.UsesWatchList())
 
 			badKey := types.NamespacedName{Namespace: ns, Name: "bad"}

@@ -78,7 +78,7 @@ func TestViewInformer(t *testing.T) {
 	_, err = full.AddHandler(fullSeen)
 	require.NoError(t, err)
 	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 	assert.Equal(t, pods, views.Lister().Len())
 	assert.True(t, views.UsesWatchList(), "a view streams its initial state as the full type does")
 
@@ -190,7 +190,7 @@ func TestViewOfCustomResource(t *testing.T) {
 	views := informers.InformerWith(f, informers.Options[*gadgetView]{Resource: gvr})
 	require.NoError(t, views.Err())
 	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 	require.Equal(t, 3, views.Lister().Len())
 	g, err := views.Lister().Namespace(ns).Get("g2")
 	require.NoError(t, err)
