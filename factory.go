@@ -107,8 +107,8 @@ func NewFactoryWith(client kubernetes.Interface, opts FactoryOptions) *Factory {
 // Informer never panics and always returns an informer. When it cannot
 // serve T (a type unknown to the scheme, a resource already served as
 // another Go type, conflicting options), the informer it returns carries
-// the reason: its Err, WaitForSync, AddHandler and Run return it, and so
-// does the factory's WaitForSync.
+// the reason: its Err, AddHandler and Run return it, and so does
+// WaitForSync, for the informer and for its factory.
 func Informer[T Object](f *Factory) *SharedInformer[T] {
 	return InformerWith(f, Options[T]{})
 }

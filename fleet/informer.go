@@ -72,7 +72,7 @@ func Informer[T informers.Object](fl *Fleet) *SharedInformer[T] {
 // mode, shard and name return the same informer; the other options are
 // those of the first request. A cluster that cannot
 // serve the informer (T unknown, a conflict with the cluster's factory)
-// reports it in the fleet's WaitForSync.
+// reports it in informers.WaitForSync of the fleet.
 func InformerWith[T informers.Object](fl *Fleet, opts informers.Options[T]) *SharedInformer[T] {
 	key := keyOf(opts)
 	fl.mu.Lock()
@@ -113,7 +113,7 @@ func (i *SharedInformer[T]) attach(m *member) {
 	defer i.mu.Unlock()
 	i.clusters[m.name] = inf
 	if inf.Err() != nil {
-		return // the factory's WaitForSync reports it
+		return // informers.WaitForSync of the factory reports it
 	}
 	for name, fn := range i.indexers {
 		if _, err := inf.AddIndex(name, fn); err != nil {

@@ -17,15 +17,16 @@ import (
 // SyncError names clusters, each with its cause. What it names depends on
 // who returns it:
 //
-//   - WaitForSync (the fleet's, a fleet informer's or a registration's)
+//   - informers.WaitForSync (of the fleet, a fleet informer or a
+//     registration)
 //     names the clusters whose caches, or whose handler's initial state,
 //     did not sync: the cause is a *informers.NotSyncedError with the last
 //     list or watch error (403 Forbidden, a connection refused, a missing
 //     resource) or the context's error, or why the cluster could not
 //     create the informer or add the handler. A cluster whose caches
 //     synced is not named, even if its server went away since.
-//   - ReadyCheck names the clusters not ready at the time of the check:
-//     those their factory's ReadyCheck fails (not synced, a handler
+//   - informers.ReadyCheck names the clusters not ready at the time of
+//     the check: those whose factory it fails (not synced, a handler
 //     removed for its queue limit, too stale), and those whose caches
 //     synced but whose last request failed, such as a cluster whose
 //     server went away.
