@@ -52,7 +52,13 @@ type Deleted[T Object] struct {
 }
 
 // HandlerFuncs adapts functions to a Handler. A nil field ignores its
-// events.
+// events. Its fields say when each function is called (OnAdd: on an add),
+// the Handler's methods what a type implementing it does (HandleAdd: it
+// handles an add); the names differ because a struct cannot have a field
+// and a method of the same name, and both read as a call site reads:
+//
+//	pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(p *corev1.Pod, initial bool) { ... }})
+//	func (c *controller) HandleAdd(p *corev1.Pod, initial bool) { ... }
 type HandlerFuncs[T Object] struct {
 	OnAdd    func(obj T, isInInitialList bool)
 	OnUpdate func(oldObj, newObj T)

@@ -3,10 +3,8 @@ package informers
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"time"
 
-	"github.com/kubetyped/informers/shard"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,7 +32,14 @@ type IndexFunc[T Object] func(T) []string
 
 // AnyInformer is a *SharedInformer[T] of any T, for code that handles
 // informers of several types alike, such as Factory.Release. Only
-// *SharedInformer[T] implements it.
+// *SharedInformer[T] implements it: its unexported methods are what a
+// Factory, WaitForSync and ReadyCheck do with informers of any type, and a
+// stand-in would have to fake the cache, the handlers and the sync they
+// rely on. To test code that takes one, run a real informer over fake
+// objects: a clientset from k8s.io/client-go/kubernetes/fake, or the
+// package informerstest, an in-memory server with paging, watches, errors
+// and counts of requests. To wait for or check something of your own, a
+// Syncer is one method.
 type AnyInformer interface {
 	fmt.Stringer
 	Resource() schema.GroupVersionResource
@@ -77,46 +82,4 @@ type runner interface {
 	UsesWatchList() bool
 	SyncProgress() int
 	LastEvent() time.Time
-}
-
-// isNil reports whether obj is a nil interface or a nil pointer.
-func isNil[T any](obj T) bool {
-	v := reflect.ValueOf(obj)
-	return !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil()
-}
-
-// InformerStats is a snapshot of an informer's state, for gauges and
-// status pages. Reading it takes no lock the informer's writer holds for
-// long.
-type InformerStats struct {
-	// Objects is the number of objects cached.
-	Objects int
-	// ResourceVersion is the resource version the cache is at.
-	ResourceVersion string
-	// Synced reports whether the cache holds a complete list and a watch
-	// follows it.
-	Synced bool
-	// WatchList reports whether the informer gets the server's state by
-	// watch-list streaming rather than by listing.
-	WatchList bool
-	// SyncProgress is the number of objects the list or watch-list in
-	// progress has received, or, between them, the last one did.
-	SyncProgress int
-	// InitialSync is how long the first sync took, from Run; 0 before.
-	InitialSync time.Duration
-	// LastEvent is when the last list, watch event or bookmark was
-	// applied: time.Since(LastEvent) is how stale the cache may be. It is
-	// kept only for informers with Metrics; zero before.
-	LastEvent time.Time
-	// Staleness is how far the cache lags the server, measured now, for
-	// an informer with a staleness monitor (Options.Staleness); zero
-	// otherwise.
-	Staleness Staleness
-	// Undecodable is the number of objects the server has that cannot be
-	// decoded into the informer's Go type (see UndecodableObjectError).
-	Undecodable int
-	// Shard is the shard of a sharded informer (Options.Shard), with
-	// whether the server or the client filters it; its Filter is
-	// shard.FilterNone for an informer that is not sharded.
-	Shard shard.Status
 }

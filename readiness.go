@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -266,4 +267,10 @@ func (r *Registration[T]) notReady() error {
 		return errorf("%v has not been delivered the initial state", r)
 	}
 	return nil
+}
+
+// isNil reports whether obj is a nil interface or a nil pointer.
+func isNil[T any](obj T) bool {
+	v := reflect.ValueOf(obj)
+	return !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil()
 }
