@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -305,4 +306,10 @@ func (e *UndecodableObjectsError) Error() string {
 		first = ", first " + e.Objects[0].Key.String() + ": " + e.Objects[0].Err.Error()
 	}
 	return message("%s: %d objects cannot be decoded%s", e.Resource, len(e.Objects), first)
+}
+
+// isNil reports whether obj is a nil interface or a nil pointer.
+func isNil[T any](obj T) bool {
+	v := reflect.ValueOf(obj)
+	return !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil()
 }

@@ -30,6 +30,19 @@ type List interface {
 // the object out of the index.
 type IndexFunc[T Object] func(T) []string
 
+// Syncer is what WaitForSync waits for and ReadyCheck asks about: a
+// *Factory, whose informers have synced; an informer (*SharedInformer[T],
+// AnyInformer), whose cache has synced once it holds the server's state as
+// of a complete list and its watch is open; a registration
+// (*Registration[T], AnyRegistration), whose handler has synced once it
+// has been delivered that state; or the fleet package's informers,
+// registrations and fleet. Synced is closed once the syncer has synced.
+// Any other type with such a channel is a Syncer too: WaitForSync waits on
+// its channel, and ReadyCheck asks whether it is closed.
+type Syncer interface {
+	Synced() <-chan struct{}
+}
+
 // AnyInformer is a *SharedInformer[T] of any T, for code that handles
 // informers of several types alike, such as Factory.Release. Only
 // *SharedInformer[T] implements it: its unexported methods are what a

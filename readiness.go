@@ -6,25 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 	"slices"
 	"sync"
 
 	"github.com/kubetyped/informers/internal/syncwait"
 )
-
-// Syncer is what WaitForSync waits for and ReadyCheck asks about: a
-// *Factory, whose informers have synced; an informer (*SharedInformer[T],
-// AnyInformer), whose cache has synced once it holds the server's state as
-// of a complete list and its watch is open; a registration
-// (*Registration[T], AnyRegistration), whose handler has synced once it
-// has been delivered that state; or the fleet package's informers,
-// registrations and fleet. Synced is closed once the syncer has synced.
-// Any other type with such a channel is a Syncer too: WaitForSync waits on
-// its channel, and ReadyCheck asks whether it is closed.
-type Syncer interface {
-	Synced() <-chan struct{}
-}
 
 // waiter is a Syncer of this package: it says why it has not synced and
 // why it is not ready.
@@ -267,10 +253,4 @@ func (r *Registration[T]) notReady() error {
 		return errorf("%v has not been delivered the initial state", r)
 	}
 	return nil
-}
-
-// isNil reports whether obj is a nil interface or a nil pointer.
-func isNil[T any](obj T) bool {
-	v := reflect.ValueOf(obj)
-	return !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil()
 }
