@@ -74,10 +74,10 @@ func benchE2EApplicationSyncs(cfg *rest.Config, ns string) []benchE2ESync {
 		}
 	}
 	typed := func(f *informers.Factory) error {
-		return informers.InformerWith(f, informers.Options[*bf.Application]{Resource: bf.ApplicationResource}).Err()
+		return informers.InformerWith(f, informers.Options[*bf.Application]{Resource: bf.ApplicationResource}).LastError()
 	}
 	untyped := func(f *informers.Factory) error {
-		return informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: bf.ApplicationResource}).Err()
+		return informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: bf.ApplicationResource}).LastError()
 	}
 	clientGo := func(ctx context.Context) (func(), error) {
 		inf, err := benchClientGoApplications(cfg, ns)

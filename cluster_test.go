@@ -164,7 +164,7 @@ func TestFactoryMaxConcurrentLists(t *testing.T) {
 	var infs []informers.Syncer
 	for _, res := range resources {
 		inf := informers.InformerWith(f, informers.Options[*corev1.Pod]{Resource: corev1.SchemeGroupVersion.WithResource(res)})
-		require.NoError(t, inf.Err())
+		require.NoError(t, inf.LastError())
 		infs = append(infs, inf)
 	}
 	testutil.StartFactory(t, f)

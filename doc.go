@@ -19,7 +19,7 @@
 // transform, indexes, or the Resource of a dynamic
 // (*unstructured.Unstructured) or metadata-only
 // (*metav1.PartialObjectMetadata) informer. Neither panics: an informer that
-// cannot be served carries the error, returned by its Err, AddHandler and
+// cannot be served carries the error, returned by its LastError, AddHandler and
 // [WaitForSync]. Informers requested after Start start at once;
 // [Factory.Release] stops one and [Factory.Shutdown] stops them all. Without a
 // factory, [NewInformer] runs one informer, configured by the same Options,

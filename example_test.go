@@ -54,7 +54,7 @@ func ExampleInformer() {
 	web := informers.InformerWith(factory, informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
 
 	fmt.Println(a == b, a == web)
-	fmt.Println(a.Resource().Resource, a.Err())
+	fmt.Println(a.Resource().Resource, a.LastError())
 	// Output:
 	// true false
 	// pods <nil>

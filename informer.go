@@ -26,7 +26,7 @@ import (
 //
 // A SharedInformer runs once: Run until its context ends.
 type SharedInformer[T Object] struct {
-	failed error     // why a Factory could not create it; see Err
+	failed error     // why a Factory could not create it; see LastError
 	cfg    config[T] // resolved once, by NewInformer or a Factory
 	store  *store.Store[T]
 	reader *reader[T]
@@ -163,12 +163,6 @@ func newSharedInformer[T Object](c config[T], failed error) *SharedInformer[T] {
 func failedInformer[T Object](err error) *SharedInformer[T] {
 	return newSharedInformer(config[T]{desc: describe[T](schema.GroupVersionResource{})}, err)
 }
-
-// Err returns why a Factory could not create the informer (T unknown to
-// the scheme, its resource already served as another Go type...), or nil.
-// Such an informer never syncs: WaitForSync, Run, AddHandler and AddIndex
-// return this error, and its lister is empty.
-func (i *SharedInformer[T]) Err() error { return i.failed }
 
 // Resource returns the informer's resource.
 func (i *SharedInformer[T]) Resource() schema.GroupVersionResource { return i.cfg.resource }
@@ -308,9 +302,17 @@ func (i *SharedInformer[T]) waitForCache(ctx context.Context) error {
 	}
 }
 
-// LastError returns the error of the last failed list or watch, or nil if
-// the last request succeeded.
+// LastError returns why the informer has not synced or may be stale: the
+// error of its last failed list or watch, or nil if the last request
+// succeeded. For an informer a Factory could not create (T unknown to the
+// scheme, its resource already served as another Go type, options that
+// conflict...) it is why, for good: such an informer is stopped from the
+// start (Stopped is closed when Informer returns it), never syncs, its Run,
+// AddHandler and AddIndex return this error, and its lister is empty.
 func (i *SharedInformer[T]) LastError() error {
+	if i.failed != nil {
+		return i.failed
+	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	return i.lastErr

@@ -60,7 +60,6 @@ type AnyInformer interface {
 	HasSynced() bool
 	Synced() <-chan struct{}
 	LastError() error
-	Err() error
 	Stopped() <-chan struct{}
 	Name() string
 	Stats() InformerStats

@@ -73,7 +73,7 @@ func ExampleViewMeta_invalid() {
 	pods := informers.InformerWith(factory, informers.Options[*badPlacement]{
 		Resource: corev1.SchemeGroupVersion.WithResource("pods"),
 	})
-	fmt.Println(pods.Err())
+	fmt.Println(pods.LastError())
 	// Output: informers: Informer[*informers_test.badPlacement]: pods.v1: view *informers_test.badPlacement of *v1.Pod: badPlacement.Spec.Node: v1.PodSpec has no field "node"
 }
 

@@ -112,7 +112,7 @@ func (i *SharedInformer[T]) attach(m *member) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.clusters[m.name] = inf
-	if inf.Err() != nil {
+	if !created(inf) {
 		return // informers.WaitForSync of the factory reports it
 	}
 	for name, fn := range i.indexers {
@@ -122,6 +122,17 @@ func (i *SharedInformer[T]) attach(m *member) {
 	}
 	for _, reg := range i.regs {
 		reg.attach(m.name, inf)
+	}
+}
+
+// created reports whether the cluster's factory could create inf: one it
+// could not is stopped from the start, and its LastError says why.
+func created(inf informers.AnyInformer) bool {
+	select {
+	case <-inf.Stopped():
+		return inf.LastError() == nil
+	default:
+		return true
 	}
 }
 
@@ -219,7 +230,7 @@ func (i *SharedInformer[T]) AddIndex(name string, fn informers.IndexFunc[T]) (*I
 		return &Index[T]{inf: i, name: name}, nil
 	}
 	for cluster, inf := range i.clusters {
-		if inf.Err() != nil {
+		if !created(inf) {
 			continue
 		}
 		if _, err := inf.AddIndex(name, fn); err != nil {

@@ -142,9 +142,9 @@ func TestCustomResource(t *testing.T) {
 	w, cfg := recorded(env)
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: gadgetScheme(t), Namespace: ns, Backoff: fastBackoff})
 	typed := informers.Informer[*Gadget](f)
-	require.NoError(t, typed.Err())
+	require.NoError(t, typed.LastError())
 	untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gadgetGV.WithResource("gadgets")})
-	require.NoError(t, untyped.Err())
+	require.NoError(t, untyped.LastError())
 	testutil.StartFactory(t, f)
 
 	short, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -189,7 +189,7 @@ func missingGadgets(t *testing.T, group string, waitForResource bool) (context.C
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: ns, OnError: func(error) {}})
 	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}
 	inf := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr, WaitForResource: waitForResource})
-	require.NoError(t, inf.Err())
+	require.NoError(t, inf.LastError())
 	testutil.StartFactory(t, f)
 	return testutil.Context(t, 2*time.Minute), dyn, inf
 }

@@ -95,7 +95,7 @@ func startMatrixInformer[T informers.Object](t *testing.T, env *testenv.Env, ns 
 		opts.NamespaceMode = informers.NamespaceModeClusterWide
 	}
 	inf := informers.InformerWith(f, opts)
-	require.NoError(t, inf.Err(), m.String())
+	require.NoError(t, inf.LastError(), m.String())
 	m.inf = inf
 	m.cached = func() []metav1.Object {
 		var objs []metav1.Object
