@@ -74,10 +74,10 @@ func benchE2EApplicationSyncs(cfg *rest.Config, ns string) []benchE2ESync {
 		}
 	}
 	typed := func(f *informers.Factory) error {
-		return informers.InformerWith(f, informers.Options[*bf.Application]{Resource: bf.ApplicationResource}).Err()
+		return informers.InformerWith(f, informers.Options[*bf.Application]{Resource: bf.ApplicationResource}).LastError()
 	}
 	untyped := func(f *informers.Factory) error {
-		return informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: bf.ApplicationResource}).Err()
+		return informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: bf.ApplicationResource}).LastError()
 	}
 	clientGo := func(ctx context.Context) (func(), error) {
 		inf, err := benchClientGoApplications(cfg, ns)
@@ -114,7 +114,7 @@ func benchRunFactory(ctx context.Context, f *informers.Factory) (func(), error) 
 	ctx, cancel := context.WithCancel(ctx)
 	f.Start(ctx)
 	stop := func() { cancel(); _ = f.Shutdown(context.Background()) }
-	if err := f.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, f); err != nil {
 		stop()
 		return nil, err
 	}

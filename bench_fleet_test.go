@@ -77,14 +77,14 @@ func BenchmarkFleet(b *testing.B) {
 		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: config(n)})
 		informers.Informer[*corev1.Pod](f)
 		f.Start(ctx)
-		return func() { _ = f.Shutdown(ctx) }, func() error { return f.WaitForSync(ctx) }, nil
+		return func() { _ = f.Shutdown(ctx) }, func() error { return informers.WaitForSync(ctx, f) }, nil
 	}
 	var shared *informers.Decoders // new for every fleet of factories
 	sharedFactories := func(ctx context.Context, n int) (func(), func() error, error) {
 		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: config(n), Decoders: shared})
 		informers.Informer[*corev1.Pod](f)
 		f.Start(ctx)
-		return func() { _ = f.Shutdown(ctx) }, func() error { return f.WaitForSync(ctx) }, nil
+		return func() { _ = f.Shutdown(ctx) }, func() error { return informers.WaitForSync(ctx, f) }, nil
 	}
 	for _, impl := range []string{"informers", "informers-unshared", "informers-shared", "clientgo"} {
 		b.Run(fmt.Sprintf("clusters=%d/pods=%d/impl=%s", clusters, count, impl), func(b *testing.B) {
@@ -107,7 +107,7 @@ func BenchmarkFleet(b *testing.B) {
 						err := fl.Attach(ctx, name, fleet.Cluster{RESTConfig: config(n)})
 						return func() {}, func() error {
 							inf, _ := pods.Cluster(name)
-							return inf.WaitForSync(ctx)
+							return informers.WaitForSync(ctx, inf)
 						}, err
 					}
 				}

@@ -114,7 +114,7 @@ func benchJSONInformers[T informers.Object](srv *bf.JSONServer, onAdd func()) (f
 		RESTConfig: srv.Config(), Scheme: benchJSONScheme(), DisableWatchList: true, PageSize: benchPageSize,
 	})
 	inf := informers.InformerWith(f, informers.Options[T]{Resource: bf.ApplicationResource})
-	if err := inf.Err(); err != nil {
+	if err := inf.LastError(); err != nil {
 		return nil, err
 	}
 	if _, err := inf.AddHandler(informers.HandlerFuncs[T]{OnAdd: func(T, bool) { onAdd() }}); err != nil {

@@ -117,7 +117,7 @@ func BenchmarkNamespaceSelector(b *testing.B) {
 				}
 				ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logr.Discard()))
 				f.Start(ctx)
-				if err := f.WaitForSync(ctx); err != nil {
+				if err := informers.WaitForSync(ctx, f); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()
@@ -170,7 +170,7 @@ func benchmarkEnter(b *testing.B, nb *namespaceBench, entering string, mode info
 		_ = f.Shutdown(context.Background())
 	}()
 	f.Start(ctx)
-	if err := f.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, f); err != nil {
 		b.Fatal(err)
 	}
 	wait := func(n *atomic.Int64, want int64) {

@@ -1305,7 +1305,7 @@ func benchE2ESyncs[T informers.Object, L informers.List](cs kubernetes.Interface
 			done := make(chan error, 1)
 			go func() { done <- inf.Run(ctx) }()
 			stop := func() { cancel(); <-done }
-			if err := inf.WaitForSync(ctx); err != nil {
+			if err := informers.WaitForSync(ctx, inf); err != nil {
 				stop()
 				return nil, err
 			}

@@ -110,7 +110,7 @@ func TestFactoryOnTestCluster(t *testing.T) {
 
 	// A resource the cluster does not serve is a 404, as from a server.
 	cms := informers.Informer[*corev1.ConfigMap](f)
-	err = cms.WaitForSync(ctx)
+	err = informers.WaitForSync(ctx, cms)
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 }
 
@@ -164,7 +164,7 @@ func TestFactoryMaxConcurrentLists(t *testing.T) {
 	var infs []informers.Syncer
 	for _, res := range resources {
 		inf := informers.InformerWith(f, informers.Options[*corev1.Pod]{Resource: corev1.SchemeGroupVersion.WithResource(res)})
-		require.NoError(t, inf.Err())
+		require.NoError(t, inf.LastError())
 		infs = append(infs, inf)
 	}
 	testutil.StartFactory(t, f)

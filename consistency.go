@@ -28,7 +28,7 @@ func (i *SharedInformer[T]) WaitForVersion(ctx context.Context, rv string) error
 	if _, err := compareVersions(rv, rv); err != nil {
 		return &VersionError{Resource: i.cfg.desc, Version: rv, Err: err}
 	}
-	if err := i.WaitForSync(ctx); err != nil {
+	if err := i.waitForSync(ctx); err != nil {
 		return err
 	}
 	for {

@@ -37,7 +37,7 @@ func TestWaitForSyncNamesAnUnknownContentType(t *testing.T) {
 	testutil.StartFactory(t, f)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 	defer cancel()
-	err := f.WaitForSync(ctx)
+	err := informers.WaitForSync(ctx, f)
 	require.ErrorContains(t, err, `pods.v1: the response's content type "text/html" is none the library decodes`)
 	require.Zero(t, pods.Lister().Len())
 }

@@ -138,15 +138,15 @@ func TestFactorySkipFields(t *testing.T) {
 	f := informers.NewFactory(fake.NewClientset())
 	skip := []string{"metadata.managedFields", "status.conditions"}
 	first := informers.InformerWith(f, informers.Options[*corev1.Pod]{SkipFields: skip})
-	require.NoError(t, first.Err())
+	require.NoError(t, first.LastError())
 	require.Same(t, first, informers.Informer[*corev1.Pod](f), "no fields given")
 	require.Same(t, first, informers.InformerWith(f, informers.Options[*corev1.Pod]{SkipFields: []string{"status.conditions", "metadata.managedFields"}}), "in another order")
 	other := informers.InformerWith(f, informers.Options[*corev1.Pod]{SkipFields: []string{"metadata.managedFields"}})
-	require.ErrorContains(t, other.Err(), "already exists with SkipFields")
+	require.ErrorContains(t, other.LastError(), "already exists with SkipFields")
 	off := informers.InformerWith(f, informers.Options[*corev1.Pod]{DisableDecoder: true})
-	require.ErrorContains(t, off.Err(), "DisableDecoder false")
+	require.ErrorContains(t, off.LastError(), "DisableDecoder false")
 	bad := informers.InformerWith(f, informers.Options[*corev1.Secret]{SkipFields: []string{"data.nothing"}})
-	require.ErrorContains(t, bad.Err(), "data.nothing")
+	require.ErrorContains(t, bad.LastError(), "data.nothing")
 }
 
 // Fields to skip of custom resources, with a Go type or unstructured, are
@@ -186,7 +186,7 @@ func TestSkipFieldsOfCustomResources(t *testing.T) {
 	t.Run("typed, factory", func(t *testing.T) {
 		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: srv.Config(), Scheme: scheme, DisableWatchList: true})
 		inf := informers.InformerWith(f, informers.Options[*bf.Application]{SkipFields: skip})
-		require.NoError(t, inf.Err())
+		require.NoError(t, inf.LastError())
 		testutil.StartFactory(t, f)
 		waitSynced(t, f)
 		require.Equal(t, 30, inf.Lister().Len())
@@ -210,7 +210,7 @@ func TestSkipFieldsOfCustomResources(t *testing.T) {
 	t.Run("unstructured, factory", func(t *testing.T) {
 		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: srv.Config(), DisableWatchList: true})
 		inf := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: bf.ApplicationResource, SkipFields: skip})
-		require.NoError(t, inf.Err())
+		require.NoError(t, inf.LastError())
 		testutil.StartFactory(t, f)
 		waitSynced(t, f)
 		require.Equal(t, 30, inf.Lister().Len())

@@ -19,8 +19,8 @@
 // transform, indexes, or the Resource of a dynamic
 // (*unstructured.Unstructured) or metadata-only
 // (*metav1.PartialObjectMetadata) informer. Neither panics: an informer that
-// cannot be served carries the error, returned by its Err, WaitForSync and
-// AddHandler. Informers requested after Start start at once;
+// cannot be served carries the error, returned by its LastError, AddHandler and
+// [WaitForSync]. Informers requested after Start start at once;
 // [Factory.Release] stops one and [Factory.Shutdown] stops them all. Without a
 // factory, [NewInformer] runs one informer, configured by the same Options,
 // over a [ListWatch] from [FromClient] or [NewListWatch].
@@ -35,9 +35,9 @@
 // [SharedInformer.Lister] reads the cache through a [Lister]: List, Get,
 // Namespace, ByIndex, and the iterators All and Select.
 // [SharedInformer.AddIndex] adds an [Index], before or after start.
-// [WaitForSync] waits for informers and registrations together;
-// [Factory.WaitForSync] waits for a factory's informers. Neither needs a
-// timeout to report a failure: both return once each has synced or failed
+// [WaitForSync] waits for a factory, informers and registrations together
+// (each a [Syncer]), and [ReadyCheck] is their readiness check. It needs no
+// timeout to report a failure: it returns once each has synced or failed
 // in a way that needs a fix on the server (a 403, a missing CRD), with a
 // [NotSyncedError] that says why.
 //

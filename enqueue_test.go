@@ -118,5 +118,5 @@ func TestNilInputs(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "syncer 0 is nil")
 	assert.Contains(t, err.Error(), "syncer 1 is nil")
-	assert.ErrorContains(t, informers.Informer[*corev1.Pod](nil).Err(), "nil Factory")
+	assert.ErrorContains(t, informers.Informer[*corev1.Pod](nil).LastError(), "nil Factory")
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -372,4 +373,10 @@ func (e *UndecodableTypeError) Unwrap() error {
 		return nil
 	}
 	return e.First
+}
+
+// isNil reports whether obj is a nil interface or a nil pointer.
+func isNil[T any](obj T) bool {
+	v := reflect.ValueOf(obj)
+	return !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil()
 }

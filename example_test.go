@@ -35,7 +35,7 @@ func ExampleNewFactory() {
 	pods := informers.Informer[*corev1.Pod](factory)
 	factory.Start(ctx)
 	defer factory.Shutdown(ctx)
-	if err := factory.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, factory); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -54,7 +54,7 @@ func ExampleInformer() {
 	web := informers.InformerWith(factory, informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
 
 	fmt.Println(a == b, a == web)
-	fmt.Println(a.Resource().Resource, a.Err())
+	fmt.Println(a.Resource().Resource, a.LastError())
 	// Output:
 	// true false
 	// pods <nil>
@@ -76,7 +76,7 @@ func ExampleSharedInformer_AddHandler() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() { cancel(); <-inf.Stopped() }()
 	go inf.Run(ctx)
-	_ = reg.WaitForSync(ctx)
+	_ = informers.WaitForSync(ctx, reg)
 	fmt.Println(<-events)
 
 	_, _ = src.Delete("default", "web-0")
@@ -96,7 +96,7 @@ func ExampleLister() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() { cancel(); <-inf.Stopped() }()
 	go inf.Run(ctx)
-	_ = inf.WaitForSync(ctx)
+	_ = informers.WaitForSync(ctx, inf)
 
 	lister := inf.Lister().Namespace("default")
 	web := lister.List(labels.SelectorFromSet(labels.Set{"app": "web"}))
@@ -129,7 +129,7 @@ func ExampleSharedInformer_AddIndex() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() { cancel(); <-inf.Stopped() }()
 	go inf.Run(ctx)
-	_ = inf.WaitForSync(ctx)
+	_ = informers.WaitForSync(ctx, inf)
 
 	fmt.Println(len(byNode.List("node-a")), len(byNode.List("node-b")), len(byNode.List("node-c")))
 	// Output: 2 1 0
@@ -146,7 +146,7 @@ func ExampleFromClient() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() { cancel(); <-inf.Stopped() }()
 	go inf.Run(ctx)
-	_ = inf.WaitForSync(ctx)
+	_ = informers.WaitForSync(ctx, inf)
 	cm, err := inf.Lister().Namespace("kube-system").Get("coredns")
 	fmt.Println(cm.Name, err, inf.Lister().Len())
 	// Output: coredns <nil> 1
@@ -167,7 +167,7 @@ func ExampleNewListWatch() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() { cancel(); <-inf.Stopped() }()
 	go inf.Run(ctx)
-	_ = inf.WaitForSync(ctx)
+	_ = informers.WaitForSync(ctx, inf)
 	fmt.Println(inf.Lister().Len(), src.Calls().WatchList)
 	// Output: 1 1
 }
@@ -250,7 +250,7 @@ func Example() {
 
 // WaitForSync says why a cache did not sync, without waiting for a
 // timeout: here the server refuses to list secrets.
-func ExampleFactory_WaitForSync() {
+func ExampleWaitForSync_forbidden() {
 	clientset := fake.NewClientset()
 	clientset.PrependReactor("list", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(corev1.Resource("secrets"), "", errors.New("RBAC: access denied"))
@@ -262,7 +262,7 @@ func ExampleFactory_WaitForSync() {
 	defer factory.Shutdown(ctx)
 	informers.Informer[*corev1.Secret](factory)
 	factory.Start(ctx)
-	err := factory.WaitForSync(ctx)
+	err := informers.WaitForSync(ctx, factory)
 	fmt.Println(apierrors.IsForbidden(err), ctx.Err())
 	fmt.Println(err)
 	// Output:
@@ -289,7 +289,7 @@ func ExampleInformerWith() {
 	same := informers.InformerWith(factory, informers.Options[*corev1.Pod]{Namespace: "shop", LabelSelector: "tier=front, app=web"})
 	all := informers.Informer[*corev1.Pod](factory)
 	factory.Start(ctx)
-	if err := factory.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, factory); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -318,7 +318,7 @@ func ExampleNewInformer() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- inf.Run(ctx) }()
-	if err := inf.WaitForSync(ctx); err == nil {
+	if err := informers.WaitForSync(ctx, inf); err == nil {
 		for p := range inf.Lister().All() {
 			fmt.Println(p.Namespace, p.Name)
 		}
@@ -378,7 +378,7 @@ func ExampleSharedInformer_Index() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() { cancel(); <-inf.Stopped() }()
 	go inf.Run(ctx)
-	_ = inf.WaitForSync(ctx)
+	_ = informers.WaitForSync(ctx, inf)
 
 	byNamespace, _ := inf.Index(informers.NamespaceIndex)
 	byNode, _ := inf.Index("node")
@@ -410,12 +410,12 @@ func ExampleReadyCheck() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() { cancel(); <-inf.Stopped() }()
 	go inf.Run(ctx)
-	_ = inf.WaitForSync(ctx) // returns at once: a 403 needs a fix, not a retry
+	_ = informers.WaitForSync(ctx, inf) // returns at once: a 403 needs a fix, not a retry
 	fmt.Println(ready(nil))
 
 	src.FailList(nil) // the role is granted; the informer's next retry syncs
 	<-inf.Synced()
-	_ = reg.WaitForSync(ctx)
+	_ = informers.WaitForSync(ctx, reg)
 	fmt.Println(ready(nil))
 	// Output:
 	// informers: cache of pods.v1 (*v1.Pod) not synced: last error: informers: list pods.v1 (*v1.Pod): 403 Forbidden: pods is forbidden: RBAC: access denied
@@ -435,7 +435,7 @@ func ExampleFactory_Release() {
 	defer factory.Shutdown(ctx)
 	configMaps := informers.Informer[*corev1.ConfigMap](factory)
 	factory.Start(ctx)
-	_ = configMaps.WaitForSync(ctx)
+	_ = informers.WaitForSync(ctx, configMaps)
 	fmt.Println(configMaps.Lister().Len())
 
 	if err := factory.Release(ctx, configMaps); err != nil {
@@ -446,7 +446,7 @@ func ExampleFactory_Release() {
 	fmt.Println(configMaps.Lister().Len())
 
 	again := informers.Informer[*corev1.ConfigMap](factory) // started at once: the factory runs
-	_ = again.WaitForSync(ctx)
+	_ = informers.WaitForSync(ctx, again)
 	fmt.Println(again == configMaps, again.Lister().Len())
 	// Output:
 	// 1

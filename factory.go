@@ -107,8 +107,8 @@ func NewFactoryWith(client kubernetes.Interface, opts FactoryOptions) *Factory {
 // Informer never panics and always returns an informer. When it cannot
 // serve T (a type unknown to the scheme, a resource already served as
 // another Go type, conflicting options), the informer it returns carries
-// the reason: its Err, WaitForSync, AddHandler and Run return it, and so
-// does the factory's WaitForSync.
+// the reason: its LastError, AddHandler and Run return it, and so does
+// WaitForSync, for the informer and for its factory.
 func Informer[T Object](f *Factory) *SharedInformer[T] {
 	return InformerWith(f, Options[T]{})
 }
@@ -383,7 +383,7 @@ func namespacesFor[T Object](f *Factory, c config[T]) (*SharedInformer[*corev1.N
 		return nil, errorf("NamespaceSelector on an informer of namespaces: use LabelSelector")
 	}
 	source := Informer[*corev1.Namespace](f)
-	if err := source.Err(); err != nil {
+	if err := source.failed; err != nil {
 		return nil, fmt.Errorf("NamespaceSelector %s needs the factory's Namespace informer: %w", c.sel.namespaces, err)
 	}
 	return source, nil

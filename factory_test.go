@@ -45,7 +45,7 @@ func meta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespac
 func getOne[T informers.Object](t *testing.T, f *informers.Factory, ns, name string) {
 	t.Helper()
 	inf := informers.Informer[T](f)
-	require.NoError(t, inf.Err())
+	require.NoError(t, inf.LastError())
 	var err error
 	if ns == "" {
 		_, err = inf.Lister().Get(name)
@@ -223,17 +223,17 @@ func TestFactoryErrors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"unknown type", informers.Informer[*widget](f).Err(), "not registered"},
+		{"unknown type", informers.Informer[*widget](f).LastError(), "not registered"},
 		{"resource held by another type", informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{
-			Resource: corev1.SchemeGroupVersion.WithResource("pods")}).Err(), "already served as *v1.Pod"},
-		{"dynamic without resource", informers.Informer[*unstructured.Unstructured](f).Err(), "needs Options.Resource"},
+			Resource: corev1.SchemeGroupVersion.WithResource("pods")}).LastError(), "already served as *v1.Pod"},
+		{"dynamic without resource", informers.Informer[*unstructured.Unstructured](f).LastError(), "needs Options.Resource"},
 		{"dynamic without client", informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{
-			Resource: corev1.SchemeGroupVersion.WithResource("pods")}).Err(), "needs FactoryOptions.Dynamic"},
-		{"bad selector", informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "a=b=c"}).Err(), `label selector "a=b=c"`},
+			Resource: corev1.SchemeGroupVersion.WithResource("pods")}).LastError(), "needs FactoryOptions.Dynamic"},
+		{"bad selector", informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "a=b=c"}).LastError(), `label selector "a=b=c"`},
 		{"another transform", informers.InformerWith(f, informers.Options[*corev1.Pod]{
-			Transform: func(p *corev1.Pod) (*corev1.Pod, error) { return p, nil }}).Err(), "another transform"},
-		{"list on an informer that streams", informers.InformerWith(f, informers.Options[*corev1.Pod]{DisableWatchList: true}).Err(), "without DisableWatchList"},
-		{"no client", informers.Informer[*corev1.Pod](informers.NewFactory(nil)).Err(), "needs a clientset"},
+			Transform: func(p *corev1.Pod) (*corev1.Pod, error) { return p, nil }}).LastError(), "another transform"},
+		{"list on an informer that streams", informers.InformerWith(f, informers.Options[*corev1.Pod]{DisableWatchList: true}).LastError(), "without DisableWatchList"},
+		{"no client", informers.Informer[*corev1.Pod](informers.NewFactory(nil)).LastError(), "needs a clientset"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -245,15 +245,15 @@ func TestFactoryErrors(t *testing.T) {
 	// A failed informer reports its error everywhere and blocks nothing.
 	bad := informers.Informer[*widget](f)
 	_, err := bad.AddHandler(informers.HandlerFuncs[*widget]{})
-	require.ErrorIs(t, err, bad.Err())
-	require.ErrorIs(t, bad.WaitForSync(context.Background()), bad.Err())
+	require.ErrorIs(t, err, bad.LastError())
+	require.ErrorIs(t, informers.WaitForSync(context.Background(), bad), bad.LastError())
 	assert.Zero(t, bad.Lister().Len())
 	testutil.StartFactory(t, f)
 	ctx := testutil.Context(t, 10*time.Second)
-	err = f.WaitForSync(ctx)
-	require.ErrorIs(t, err, bad.Err(), "the factory reports what it could not serve")
+	err = informers.WaitForSync(ctx, f)
+	require.ErrorIs(t, err, bad.LastError(), "the factory reports what it could not serve")
 	assert.Contains(t, err.Error(), "already served as")
-	assert.NoError(t, informers.Informer[*corev1.Pod](f).WaitForSync(ctx), "the pods informer synced")
+	assert.NoError(t, informers.WaitForSync(ctx, informers.Informer[*corev1.Pod](f)), "the pods informer synced")
 }
 
 // A user scheme adds to client-go's: built-in types still resolve.
@@ -263,9 +263,9 @@ func TestFactoryUserSchemeKeepsBuiltIns(t *testing.T) {
 	s.AddKnownTypes(gv, &widget{})
 	f := informers.NewFactoryWith(fake.NewClientset(&corev1.Pod{ObjectMeta: meta("a", "p")}), informers.FactoryOptions{Scheme: s})
 	pods := informers.Informer[*corev1.Pod](f)
-	require.NoError(t, pods.Err())
+	require.NoError(t, pods.LastError())
 	w := informers.Informer[*widget](f)
-	require.NoError(t, w.Err())
+	require.NoError(t, w.LastError())
 	assert.Equal(t, gv.WithResource("widgets"), w.Resource())
 	testutil.StartFactory(t, f)
 	waitSynced(t, pods)
@@ -282,10 +282,10 @@ func TestFactoryLateInformer(t *testing.T) {
 	waitSynced(t, f)
 	cms := informers.Informer[*corev1.ConfigMap](f)
 	ctx := testutil.Context(t, 10*time.Second)
-	require.NoError(t, cms.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, cms))
 	assert.Equal(t, 1, cms.Lister().Len())
 	f.Start(ctx) // idempotent
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 }
 
 // Releasing an informer stops its watch and frees its cache
@@ -319,7 +319,7 @@ func TestFactoryRelease(t *testing.T) {
 
 	fresh := informers.Informer[*corev1.ConfigMap](f)
 	assert.NotSame(t, cms, fresh)
-	require.NoError(t, fresh.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, fresh))
 	assert.Equal(t, 1, fresh.Lister().Len())
 	watches := 0
 	for _, a := range cs.Actions() {
@@ -345,7 +345,7 @@ func TestFactoryWaitForSyncForbidden(t *testing.T) {
 	informers.Informer[*corev1.Pod](f)
 	informers.Informer[*corev1.Secret](f)
 	testutil.StartFactory(t, f)
-	err := waitFailsPromptly(t, f.WaitForSync)
+	err := waitFailsPromptly(t, waitOn(f))
 	assert.True(t, apierrors.IsForbidden(err))
 	assert.Contains(t, err.Error(), "secrets.v1")
 	assert.NotContains(t, err.Error(), "pods.v1", "the pods informer synced")
@@ -368,7 +368,7 @@ func TestFactoryDiscoveryError(t *testing.T) {
 	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Backoff: fastBackoff})
 	informers.Informer[*appsv1.Deployment](f)
 	testutil.StartFactory(t, f)
-	err = waitFailsPromptly(t, f.WaitForSync)
+	err = waitFailsPromptly(t, waitOn(f))
 	assert.True(t, apierrors.IsForbidden(err), "the 403 is in the chain: %v", err)
 	assert.Contains(t, err.Error(), "deployments.v1.apps")
 	assert.Contains(t, err.Error(), "discovery of apps/v1", "says which request failed")
@@ -393,9 +393,9 @@ func TestFactoryDynamicAndMetadata(t *testing.T) {
 	widgets := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr})
 	secrets := informers.InformerWith(f, informers.Options[*metav1.PartialObjectMetadata]{Resource: corev1.SchemeGroupVersion.WithResource("secrets")})
 	typedSecrets := informers.Informer[*corev1.Secret](f)
-	require.NoError(t, widgets.Err())
-	require.NoError(t, secrets.Err())
-	require.NoError(t, typedSecrets.Err(), "typed and metadata-only informers of one resource coexist")
+	require.NoError(t, widgets.LastError())
+	require.NoError(t, secrets.LastError())
+	require.NoError(t, typedSecrets.LastError(), "typed and metadata-only informers of one resource coexist")
 	testutil.StartFactory(t, f)
 	waitSynced(t, f)
 
@@ -446,7 +446,7 @@ func TestFactoryShutdown(t *testing.T) {
 	long, lcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer lcancel()
 	require.NoError(t, f.Shutdown(long))
-	require.ErrorIs(t, informers.Informer[*corev1.Pod](f).Err(), informers.ErrStopped)
+	require.ErrorIs(t, informers.Informer[*corev1.Pod](f).LastError(), informers.ErrStopped)
 }
 
 func TestFactoryPerInformerOptions(t *testing.T) {
@@ -518,10 +518,10 @@ func TestFactoryCanonicalSelectors(t *testing.T) {
 	a := informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "app=web,tier=front", FieldSelector: "spec.nodeName=n1,status.phase=Running"})
 	b := informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "tier=front, app=web", FieldSelector: "status.phase=Running,spec.nodeName=n1"})
 	c := informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "tier=back,app=web"})
-	require.NoError(t, a.Err())
+	require.NoError(t, a.LastError())
 	assert.Same(t, a, b)
 	assert.NotSame(t, a, c)
-	require.ErrorIs(t, f.WaitForSync(context.Background()), informers.ErrNotStarted)
+	require.ErrorIs(t, informers.WaitForSync(context.Background(), f), informers.ErrNotStarted)
 }
 
 // The factory's readiness check covers the handlers added to its
@@ -536,7 +536,7 @@ func TestFactoryReadyCheckCoversHandlers(t *testing.T) {
 	)
 	f := informers.NewFactoryWith(cs, informers.FactoryOptions{OnError: func(error) {}})
 	cms := informers.Informer[*corev1.ConfigMap](f)
-	ready := f.ReadyCheck()
+	ready := informers.ReadyCheck(f)
 	release := make(chan struct{})
 	defer close(release)
 	stuck := informers.HandlerFuncs[*corev1.ConfigMap]{OnAdd: func(*corev1.ConfigMap, bool) { <-release }}

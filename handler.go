@@ -52,7 +52,13 @@ type Deleted[T Object] struct {
 }
 
 // HandlerFuncs adapts functions to a Handler. A nil field ignores its
-// events.
+// events. Its fields say when each function is called (OnAdd: on an add),
+// the Handler's methods what a type implementing it does (HandleAdd: it
+// handles an add); the names differ because a struct cannot have a field
+// and a method of the same name, and both read as a call site reads:
+//
+//	pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(p *corev1.Pod, initial bool) { ... }})
+//	func (c *controller) HandleAdd(p *corev1.Pod, initial bool) { ... }
 type HandlerFuncs[T Object] struct {
 	OnAdd    func(obj T, isInInitialList bool)
 	OnUpdate func(oldObj, newObj T)
@@ -144,7 +150,7 @@ var _ AnyRegistration = (*Registration[Object])(nil)
 // handlerHost is what a Registration needs of its informer, a
 // *SharedInformer[T].
 type handlerHost[T Object] interface {
-	WaitForSync(ctx context.Context) error
+	waitForSync(ctx context.Context) error
 	WaitForVersion(ctx context.Context, rv string) error
 	removeHandler(reg *Registration[T])
 }
@@ -173,14 +179,15 @@ func (r *Registration[T]) Name() string { return r.name }
 // after that, the cache's contents when it was added.
 func (r *Registration[T]) HasSynced() bool { return r.listener.HasSynced() }
 
-// Synced is closed once HasSynced turns true.
+// Synced is closed once HasSynced turns true. It makes the registration a
+// Syncer: WaitForSync(ctx, r) waits for it and says why it has not synced.
 func (r *Registration[T]) Synced() <-chan struct{} { return r.listener.Synced() }
 
-// WaitForSync waits until HasSynced or ctx ends. Once the handler is
+// waitForSync waits until HasSynced or ctx ends. Once the handler is
 // removed or has overflowed it returns at once, ErrStopped or a
 // *HandlerOverflowError, even while a call to it is still in progress.
-func (r *Registration[T]) WaitForSync(ctx context.Context) error {
-	if err := r.inf.WaitForSync(ctx); err != nil {
+func (r *Registration[T]) waitForSync(ctx context.Context) error {
+	if err := r.inf.waitForSync(ctx); err != nil {
 		return err
 	}
 	select {

@@ -75,11 +75,16 @@ func startRecording[L informers.List](t *testing.T, lw *informers.ListWatch[*cor
 
 // waitSynced waits up to 10 seconds for s, an informer, a handler's
 // registration or a factory, to sync.
-func waitSynced(t *testing.T, s interface{ WaitForSync(context.Context) error }) {
+func waitSynced(t *testing.T, s informers.Syncer) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, s.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, s))
+}
+
+// waitOn returns the wait of informers.WaitForSync for s.
+func waitOn(s informers.Syncer) func(context.Context) error {
+	return func(ctx context.Context) error { return informers.WaitForSync(ctx, s) }
 }
 
 // waitFailsPromptly calls wait with a minute to spare and returns its

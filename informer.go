@@ -26,7 +26,7 @@ import (
 //
 // A SharedInformer runs once: Run until its context ends.
 type SharedInformer[T Object] struct {
-	failed error     // why a Factory could not create it; see Err
+	failed error     // why a Factory could not create it; see LastError
 	cfg    config[T] // resolved once, by NewInformer or a Factory
 	store  *store.Store[T]
 	reader *reader[T]
@@ -164,12 +164,6 @@ func failedInformer[T Object](err error) *SharedInformer[T] {
 	return newSharedInformer(config[T]{desc: describe[T](schema.GroupVersionResource{})}, err)
 }
 
-// Err returns why a Factory could not create the informer (T unknown to
-// the scheme, its resource already served as another Go type...), or nil.
-// Such an informer never syncs: WaitForSync, Run, AddHandler and AddIndex
-// return this error, and its lister is empty.
-func (i *SharedInformer[T]) Err() error { return i.failed }
-
 // Resource returns the informer's resource.
 func (i *SharedInformer[T]) Resource() schema.GroupVersionResource { return i.cfg.resource }
 
@@ -247,28 +241,23 @@ func (i *SharedInformer[T]) startListener(l *dispatch.Listener[T]) {
 }
 
 // HasSynced reports whether the cache holds a complete list and a watch
-// follows it. Handlers may still be delivering; see Registration.HasSynced.
-// It is there for code written for client-go's informers, as is Synced;
-// to wait, call WaitForSync, which says why a cache does not sync.
+// follows it, for code written for client-go's informers
+// (cache.InformerSynced). Handlers may still be delivering; see
+// Registration.HasSynced. To wait, call WaitForSync(ctx, i), which says
+// why a cache does not sync.
 func (i *SharedInformer[T]) HasSynced() bool { return i.writer.hasSynced() }
 
 // Synced is closed once the cache has synced, for code that waits on a
-// channel, such as client-go's cache.DoneChecker.
+// channel, such as client-go's cache.DoneChecker. It makes the informer a
+// Syncer.
 func (i *SharedInformer[T]) Synced() <-chan struct{} { return i.writer.syncedChan() }
 
-// WaitForSync waits until the cache has synced. It returns nil once it has,
-// and a *NotSyncedError if ctx ends first or, without waiting further, if
-// the last list or watch failed in a way that retrying alone will not fix
-// (403 Forbidden, 401, 404 for a resource the server does not serve...).
-// With Options.WaitForResource, a 404 is waited out: the error, if ctx
-// ends, says the informer is waiting for its resource.
-// The informer keeps retrying in the background either way. A sharded
-// informer has synced once it holds the shard it was last given, by
-// Options.Shard or SetShardRanges. Once synced, it returns an
+// waitForSync waits until the cache, and the shard it was last given, have
+// synced; see WaitForSync. Once synced, it returns an
 // *UndecodableTypeError, at once, while most of the resource's objects
 // cannot be decoded at the same field: the cache has synced, but the Go
 // type does not fit the resource.
-func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
+func (i *SharedInformer[T]) waitForSync(ctx context.Context) error {
 	if i.failed != nil {
 		return i.failed
 	}
@@ -289,7 +278,7 @@ func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
 	}
 }
 
-// waitForCache is WaitForSync but for the shard.
+// waitForCache is waitForSync but for the shard.
 func (i *SharedInformer[T]) waitForCache(ctx context.Context) error {
 	for {
 		i.mu.Lock()
@@ -316,11 +305,19 @@ func (i *SharedInformer[T]) waitForCache(ctx context.Context) error {
 	}
 }
 
-// LastError returns the error of the last failed list or watch; if the
-// last request succeeded, an *UndecodableTypeError while the cache has
-// synced and most of the resource's objects cannot be decoded at the same
-// field; nil otherwise.
+// LastError returns why the informer has not synced or may be stale: the
+// error of its last failed list or watch; if the last request succeeded,
+// an *UndecodableTypeError while the cache has synced and most of the
+// resource's objects cannot be decoded at the same field; nil otherwise.
+// For an informer a Factory could not create (T unknown to the scheme, its
+// resource already served as another Go type, options that conflict...)
+// it is why, for good: such an informer is stopped from the start
+// (Stopped is closed when Informer returns it), never syncs, its Run,
+// AddHandler and AddIndex return this error, and its lister is empty.
 func (i *SharedInformer[T]) LastError() error {
+	if i.failed != nil {
+		return i.failed
+	}
 	i.mu.Lock()
 	err := i.lastErr
 	i.mu.Unlock()

@@ -344,7 +344,7 @@ func TestErrorsSurface(t *testing.T) {
 			})
 			require.NoError(t, err)
 			testutil.Run(t, inf)
-			err = waitFailsPromptly(t, inf.WaitForSync)
+			err = waitFailsPromptly(t, waitOn(inf))
 			var ns *informers.NotSyncedError
 			require.ErrorAs(t, err, &ns)
 			assert.True(t, apierrors.IsForbidden(err), "the 403 is in the chain: %v", err)
@@ -373,7 +373,7 @@ func TestWaitForSyncDeadline(t *testing.T) {
 	testutil.Eventually(t, func() bool { return inf.LastError() != nil }, "the list failed")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	err := inf.WaitForSync(ctx)
+	err := informers.WaitForSync(ctx, inf)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.True(t, apierrors.IsServiceUnavailable(err), "says why: %v", err)
 }

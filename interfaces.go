@@ -3,10 +3,8 @@ package informers
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"time"
 
-	"github.com/kubetyped/informers/shard"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,27 +30,36 @@ type List interface {
 // the object out of the index.
 type IndexFunc[T Object] func(T) []string
 
-// Syncer is what WaitForSync waits for: an informer (AnyInformer, or
-// *SharedInformer[T]), whose cache has synced once it holds the server's
-// state as of a complete list and its watch is open; or a registration
-// (AnyRegistration, or *Registration[T]), whose handler has synced once it
-// has been delivered that state.
+// Syncer is what WaitForSync waits for and ReadyCheck asks about: a
+// *Factory, whose informers have synced; an informer (*SharedInformer[T],
+// AnyInformer), whose cache has synced once it holds the server's state as
+// of a complete list and its watch is open; a registration
+// (*Registration[T], AnyRegistration), whose handler has synced once it
+// has been delivered that state; or the fleet package's informers,
+// registrations and fleet. Synced is closed once the syncer has synced.
+// Any other type with such a channel is a Syncer too: WaitForSync waits on
+// its channel, and ReadyCheck asks whether it is closed.
 type Syncer interface {
-	HasSynced() bool
-	WaitForSync(ctx context.Context) error
+	Synced() <-chan struct{}
 }
 
 // AnyInformer is a *SharedInformer[T] of any T, for code that handles
 // informers of several types alike, such as Factory.Release. Only
-// *SharedInformer[T] implements it.
+// *SharedInformer[T] implements it: its unexported methods are what a
+// Factory, WaitForSync and ReadyCheck do with informers of any type, and a
+// stand-in would have to fake the cache, the handlers and the sync they
+// rely on. To test code that takes one, run a real informer over fake
+// objects: a clientset from k8s.io/client-go/kubernetes/fake, or the
+// package informerstest, an in-memory server with paging, watches, errors
+// and counts of requests. To wait for or check something of your own, a
+// Syncer is one method.
 type AnyInformer interface {
 	fmt.Stringer
 	Resource() schema.GroupVersionResource
 	Run(ctx context.Context) error
 	HasSynced() bool
-	WaitForSync(ctx context.Context) error
+	Synced() <-chan struct{}
 	LastError() error
-	Err() error
 	Stopped() <-chan struct{}
 	Name() string
 	Stats() InformerStats
@@ -64,6 +71,8 @@ type AnyInformer interface {
 	unhealthy() error
 	undecodableType() error
 	registrations() []Syncer
+	waitForSync(ctx context.Context) error
+	notReady() error
 }
 
 // AnyRegistration is a *Registration[T] of any T, for code that keeps the
@@ -72,7 +81,7 @@ type AnyRegistration interface {
 	fmt.Stringer
 	Name() string
 	HasSynced() bool
-	WaitForSync(ctx context.Context) error
+	Synced() <-chan struct{}
 	Backlog() int
 	Remove()
 	Done() <-chan struct{}
@@ -86,51 +95,4 @@ type runner interface {
 	UsesWatchList() bool
 	SyncProgress() int
 	LastEvent() time.Time
-}
-
-// isNil reports whether obj is a nil interface or a nil pointer.
-func isNil[T any](obj T) bool {
-	v := reflect.ValueOf(obj)
-	return !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil()
-}
-
-// InformerStats is a snapshot of an informer's state, for gauges and
-// status pages. Reading it takes no lock the informer's writer holds for
-// long.
-type InformerStats struct {
-	// Objects is the number of objects cached.
-	Objects int
-	// ResourceVersion is the resource version the cache is at.
-	ResourceVersion string
-	// Synced reports whether the cache holds a complete list and a watch
-	// follows it.
-	Synced bool
-	// WatchList reports whether the informer gets the server's state by
-	// watch-list streaming rather than by listing.
-	WatchList bool
-	// SyncProgress is the number of objects the list or watch-list in
-	// progress has received, or, between them, the last one did.
-	SyncProgress int
-	// InitialSync is how long the first sync took, from Run; 0 before.
-	InitialSync time.Duration
-	// LastEvent is when the last list, watch event or bookmark was
-	// applied: time.Since(LastEvent) is how stale the cache may be. It is
-	// kept only for informers with Metrics; zero before.
-	LastEvent time.Time
-	// Staleness is how far the cache lags the server, measured now, for
-	// an informer with a staleness monitor (Options.Staleness); zero
-	// otherwise.
-	Staleness Staleness
-	// Undecodable is the number of objects the server has that cannot be
-	// decoded into the informer's Go type (see UndecodableObjectError).
-	Undecodable int
-	// SchemaCheck says, for an informer of a view, what the view was
-	// checked against and which of its fields the schema says nothing
-	// of, or why it runs unchecked (see SchemaCheck); "" for other
-	// informers, and for a view not checked yet.
-	SchemaCheck string
-	// Shard is the shard of a sharded informer (Options.Shard), with
-	// whether the server or the client filters it; its Filter is
-	// shard.FilterNone for an informer that is not sharded.
-	Shard shard.Status
 }

@@ -35,7 +35,7 @@ func TestNewNamespaceSelectedInformer(t *testing.T) {
 			require.NoError(t, err)
 			testutil.Run(t, namespaces)
 			testutil.Run(t, inf)
-			require.NoError(t, reg.WaitForSync(testutil.Context(t, 10*time.Second)))
+			require.NoError(t, informers.WaitForSync(testutil.Context(t, 10*time.Second), reg))
 			m.markSynced()
 			requireConverges(t, c, inf, m, "a1 selected")
 			assert.Equal(t, mode, inf.NamespaceMode())

@@ -13,7 +13,7 @@ import (
 // informer of its factory, a *SharedInformer[*corev1.Namespace].
 type namespaceSource interface {
 	AddHandler(h Handler[*corev1.Namespace], opts ...HandlerOption) (*Registration[*corev1.Namespace], error)
-	WaitForSync(ctx context.Context) error
+	waitForSync(ctx context.Context) error
 	Lister() Lister[*corev1.Namespace]
 }
 

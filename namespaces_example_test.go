@@ -48,7 +48,7 @@ func ExampleOptions_namespaceSelector() {
 	defer cancel()
 	factory.Start(ctx)
 	defer func() { _ = factory.Shutdown(context.Background()) }()
-	if err := factory.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, factory); err != nil {
 		fmt.Println(err)
 		return
 	}

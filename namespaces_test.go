@@ -158,7 +158,7 @@ func startNamespaceSelected(t *testing.T, c *namespaceCluster, opts informers.Op
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, Backoff: fastBackoff, OnError: func(error) {}})
 	opts.NamespaceSelector = "team=a"
 	inf := informers.InformerWith(f, opts)
-	require.NoError(t, inf.Err())
+	require.NoError(t, inf.LastError())
 	m := newMirror()
 	reg, err := inf.AddHandler(m)
 	require.NoError(t, err)
@@ -385,14 +385,14 @@ func TestNamespaceSelectorInFactory(t *testing.T) {
 	c := newNamespaceCluster()
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, NamespaceSelector: "team=a"})
 	byDefault := informers.Informer[*corev1.Pod](f)
-	require.NoError(t, byDefault.Err())
+	require.NoError(t, byDefault.LastError())
 	assert.Equal(t, "pods.v1 namespaces=team=a", byDefault.Name(), "the factory's selector is the default")
 	assert.Same(t, byDefault, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: " team = a "}), "equivalent spellings name one informer")
 	own := informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=b"})
 	assert.NotSame(t, byDefault, own, "the informer's own selector wins and tells it apart")
 	assert.Equal(t, "pods.v1 namespaces=team=b", own.Name())
 	assert.Equal(t, "namespaces.v1", informers.Informer[*corev1.Namespace](f).Name(), "the Namespace informer is not itself selected")
-	assert.Error(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team in a"}).Err(), "a selector that does not parse")
+	assert.Error(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team in a"}).LastError(), "a selector that does not parse")
 
 	_, err := informers.NewInformer(c.pods.ListWatch(""), informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"})
 	assert.ErrorContains(t, err, "NamespaceSelector is for a Factory")
@@ -440,7 +440,7 @@ func TestNamespaceSelectorNamespacesForbidden(t *testing.T) {
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, Backoff: fastBackoff, OnError: func(error) {}})
 	inf := informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"})
 	testutil.StartFactory(t, f)
-	err := waitFailsPromptly(t, inf.WaitForSync)
+	err := waitFailsPromptly(t, waitOn(inf))
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)
 	assert.ErrorContains(t, err, "NamespaceSelector team=a")
 	assert.False(t, inf.HasSynced())
@@ -488,10 +488,10 @@ func TestNamespaceSelectorForbiddenNamespace(t *testing.T) {
 	server := forbiddenServer{Cluster: c.cluster, allowed: map[string]bool{"a1": true, "a3": true, "b1": true}}
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: server, Backoff: fastBackoff, OnError: func(error) {}})
 	inf := informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"})
-	require.NoError(t, inf.Err())
+	require.NoError(t, inf.LastError())
 	testutil.StartFactory(t, f)
 
-	err := waitFailsPromptly(t, inf.WaitForSync)
+	err := waitFailsPromptly(t, waitOn(inf))
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)
 	assert.ErrorContains(t, err, "namespace a2")
 	assert.Equal(t, informers.NamespaceModePerNamespace, inf.NamespaceMode(), "turned to a watch per namespace")
@@ -541,8 +541,8 @@ func TestNamespaceModeAuto(t *testing.T) {
 	}
 
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: newNamespaceCluster().cluster})
-	assert.ErrorContains(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", NamespaceMode: informers.NamespaceModePerNamespace, Shard: &byNamespace}).Err(), "does not combine with Shard")
-	assert.ErrorContains(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", NamespaceMode: 7}).Err(), "NamespaceMode(7) is not a NamespaceMode")
+	assert.ErrorContains(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", NamespaceMode: informers.NamespaceModePerNamespace, Shard: &byNamespace}).LastError(), "does not combine with Shard")
+	assert.ErrorContains(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", NamespaceMode: 7}).LastError(), "NamespaceMode(7) is not a NamespaceMode")
 	cw := informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", NamespaceMode: informers.NamespaceModeClusterWide})
 	assert.NotSame(t, cw, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"}), "the mode tells informers apart")
 }

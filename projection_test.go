@@ -43,7 +43,7 @@ func TestMetadataInformersAreProjected(t *testing.T) {
 				f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: srv.Config(), DisableWatchList: !watchList})
 				n, streams := tc.informer(f)
 				testutil.StartFactory(t, f)
-				require.NoError(t, f.WaitForSync(testutil.Context(t, time.Minute)))
+				require.NoError(t, informers.WaitForSync(testutil.Context(t, time.Minute), f))
 				assert.Equal(t, count, n())
 				assert.Equal(t, watchList, streams())
 				got := srv.Requests().Sub(before)

@@ -217,7 +217,7 @@ func TestWaitForSyncOfRemovedHandler(t *testing.T) {
 	reg, err := inf.AddHandler(overflowing, informers.WithQueueLimit(2))
 	require.NoError(t, err)
 	var overflow *informers.HandlerOverflowError
-	require.ErrorAs(t, waitFailsPromptly(t, reg.WaitForSync), &overflow)
+	require.ErrorAs(t, waitFailsPromptly(t, waitOn(reg)), &overflow)
 	assert.Equal(t, 2, overflow.Limit)
 
 	removed := newStateFollower()
@@ -225,7 +225,7 @@ func TestWaitForSyncOfRemovedHandler(t *testing.T) {
 	reg, err = inf.AddHandler(removed)
 	require.NoError(t, err)
 	reg.Remove()
-	require.ErrorIs(t, waitFailsPromptly(t, reg.WaitForSync), informers.ErrStopped)
+	require.ErrorIs(t, waitFailsPromptly(t, waitOn(reg)), informers.ErrStopped)
 
 	// Removed while its handler is in a call that does not return: the
 	// wait still ends at once, as nothing more will be delivered.
@@ -239,7 +239,7 @@ func TestWaitForSyncOfRemovedHandler(t *testing.T) {
 	require.NoError(t, err)
 	<-entered
 	reg.Remove()
-	require.ErrorIs(t, waitFailsPromptly(t, reg.WaitForSync), informers.ErrStopped)
+	require.ErrorIs(t, waitFailsPromptly(t, waitOn(reg)), informers.ErrStopped)
 	select {
 	case <-reg.Done():
 		t.Fatal("done while the call runs")

@@ -8,11 +8,22 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+
+	"github.com/kubetyped/informers/internal/syncwait"
 )
 
-// WaitForSync waits until every syncer has synced, informers and handlers
-// of any types together:
+// waiter is a Syncer of this package: it says why it has not synced and
+// why it is not ready.
+type waiter interface {
+	Syncer
+	waitForSync(ctx context.Context) error
+	notReady() error
+}
+
+// WaitForSync waits until every syncer has synced, a factory, informers
+// and handlers of any types together:
 //
+//	err := informers.WaitForSync(ctx, factory)
 //	err := informers.WaitForSync(ctx, pods, podsReg, deployments, deploymentsReg)
 //
 // It returns nil once they have, or the errors of those that have not,
@@ -23,6 +34,22 @@ import (
 // said once: a registration waits for its informer first, and when that
 // informer fails, the registration's error is the informer's; it is left
 // out when the informer, or another of its registrations, already says it.
+//
+// What it waits for, per syncer:
+//   - a *Factory: every informer it holds at the call, the caches only
+//     (pass the registrations to wait for their handlers too); it returns
+//     ErrNotStarted before Start, and the error of every request Informer
+//     could not serve;
+//   - an informer: its cache; without waiting further, a *NotSyncedError
+//     if the last list or watch failed in a way that retrying alone will
+//     not fix (403 Forbidden, 401, 404 for a resource the server does not
+//     serve...); with Options.WaitForResource, a 404 is waited out. The
+//     informer keeps retrying in the background either way. A sharded
+//     informer has synced once it holds the shard it was last given, by
+//     Options.Shard or SetShardRanges;
+//   - a registration: its informer, then the delivery of the initial
+//     state; once the handler is removed or has overflowed it returns at
+//     once, ErrStopped or a *HandlerOverflowError.
 func WaitForSync(ctx context.Context, syncers ...Syncer) error {
 	errs := make([]error, len(syncers))
 	var wg sync.WaitGroup
@@ -31,13 +58,29 @@ func WaitForSync(ctx context.Context, syncers ...Syncer) error {
 			errs[n] = errorf("WaitForSync: syncer %d is nil", n)
 			continue
 		}
-		if s.HasSynced() && undecodableTypeOf(s) == nil {
+		if h, ok := s.(interface{ HasSynced() bool }); ok && h.HasSynced() && undecodableTypeOf(s) == nil {
 			continue
 		}
-		wg.Go(func() { errs[n] = s.WaitForSync(ctx) })
+		wg.Go(func() { errs[n] = waitOne(ctx, s) })
 	}
 	wg.Wait()
 	return errors.Join(withoutRepeats(syncers, errs)...)
+}
+
+// waitOne waits for s to sync.
+func waitOne(ctx context.Context, s Syncer) error {
+	switch s := s.(type) {
+	case waiter:
+		return s.waitForSync(ctx)
+	case syncwait.Waiter:
+		return syncwait.Wait(ctx, s)
+	}
+	select {
+	case <-s.Synced():
+		return nil
+	case <-ctx.Done():
+		return errorf("%v has not synced: %w", s, ctx.Err())
+	}
 }
 
 // withoutRepeats drops errs[n] when an earlier error of the same informer,
@@ -91,16 +134,34 @@ func undecodableTypeOf(s Syncer) error {
 // *SharedInformer[T].
 func (r *Registration[T]) informer() any { return r.inf }
 
-// WaitForSync waits until every started informer's cache has synced: it
-// holds the server's state as of a complete list and a watch is open.
-// Handlers may still be receiving that state; to wait for them too, pass
-// their registrations to the package's WaitForSync. It returns nil once
-// the caches have synced, and ErrNotStarted before Start. Otherwise it returns, when ctx ends or as soon as
-// every informer has either synced or failed in a way that needs a fix on
-// the server (403 Forbidden, a missing CRD...), an error that joins one
-// *NotSyncedError per informer not synced, each with its last list or
-// watch error, and the error of every request Informer could not serve.
-func (f *Factory) WaitForSync(ctx context.Context) error {
+// Synced is closed once every informer the factory holds at the time of
+// the call has synced. It stays open while one of them has not, and for
+// good if one is released or stopped first; WaitForSync(ctx, f) says why.
+func (f *Factory) Synced() <-chan struct{} {
+	infs, _, _ := f.snapshot()
+	if !slices.ContainsFunc(infs, func(s Syncer) bool { return !s.(AnyInformer).HasSynced() }) {
+		return closedChan
+	}
+	done := make(chan struct{})
+	go func() {
+		for _, s := range infs {
+			select {
+			case <-s.Synced():
+			case <-s.(AnyInformer).Stopped():
+				return
+			}
+		}
+		close(done)
+	}()
+	return done
+}
+
+// closedChan is a closed channel.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// waitForSync waits until every informer the factory holds has synced; see
+// WaitForSync.
+func (f *Factory) waitForSync(ctx context.Context) error {
 	infs, started, errs := f.snapshot()
 	if !started && len(infs) > 0 {
 		return ErrNotStarted
@@ -122,8 +183,8 @@ func (f *Factory) snapshot() (infs []Syncer, started bool, failed []error) {
 
 // ReadyCheck returns a readiness check, in the shape of net/http handlers
 // and of controller-runtime's healthz.Checker
-// (mgr.AddReadyzCheck("informers", informers.ReadyCheck(pods, podsReg))):
-// it returns nil once every syncer has synced, and otherwise an error that
+// (mgr.AddReadyzCheck("informers", informers.ReadyCheck(factory))): it
+// returns nil once every syncer has synced, and otherwise an error that
 // names each one that has not, with its last list or watch error, so that
 // a 403 Forbidden reads as one. An informer most of whose objects cannot
 // be decoded at the same field fails it while they cannot
@@ -132,39 +193,33 @@ func (f *Factory) snapshot() (infs []Syncer, started bool, failed []error) {
 // cache lags the server by more than the threshold of its staleness
 // monitor (StalenessOptions). It does not wait: it reports the state at
 // the time of the request.
-func ReadyCheck(syncers ...Syncer) func(*http.Request) error {
-	return func(*http.Request) error { return notReady(syncers) }
-}
-
-// ReadyCheck returns a readiness check, as the package's ReadyCheck, over
-// every informer of the factory and every handler added to them (those
-// removed for exceeding their queue limit included), those requested later
-// too, and the requests Informer could not serve. It fails before Start.
 //
-// Calling it with syncers is deprecated: it is the package-level
-// ReadyCheck(syncers...), which is what it returns then.
-func (f *Factory) ReadyCheck(syncers ...Syncer) func(*http.Request) error {
-	if len(syncers) > 0 {
-		return ReadyCheck(syncers...)
-	}
-	return func(*http.Request) error {
-		infs, started, errs := f.snapshot()
-		if !started {
-			return ErrNotStarted
-		}
-		all := infs
-		for _, s := range infs {
-			if inf, ok := s.(AnyInformer); ok {
-				all = append(all, inf.registrations()...)
-			}
-		}
-		slices.SortFunc(all, func(a, b Syncer) int { return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
-		return errors.Join(append(errs, notReady(all))...)
-	}
+// A *Factory stands for every informer it holds and every handler added to
+// them (those removed for exceeding their queue limit included), those
+// requested after ReadyCheck too, and the requests Informer could not
+// serve; it fails before Start.
+func ReadyCheck(syncers ...Syncer) func(*http.Request) error {
+	return func(*http.Request) error { return notReadyAll(syncers) }
 }
 
-// notReady returns why the syncers are not all ready, or nil.
-func notReady(syncers []Syncer) error {
+// notReady returns why the factory is not ready; see ReadyCheck.
+func (f *Factory) notReady() error {
+	infs, started, errs := f.snapshot()
+	if !started {
+		return ErrNotStarted
+	}
+	all := infs
+	for _, s := range infs {
+		if inf, ok := s.(AnyInformer); ok {
+			all = append(all, inf.registrations()...)
+		}
+	}
+	slices.SortFunc(all, func(a, b Syncer) int { return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+	return errors.Join(append(errs, notReadyAll(all))...)
+}
+
+// notReadyAll returns why the syncers are not all ready, or nil.
+func notReadyAll(syncers []Syncer) error {
 	var errs []error
 	for n, s := range syncers {
 		if isNil(s) {
@@ -181,27 +236,37 @@ func notReady(syncers []Syncer) error {
 // notReadyOne returns why s is not ready, or nil.
 func notReadyOne(s Syncer) error {
 	switch s := s.(type) {
-	case AnyInformer:
-		if err := s.Err(); err != nil {
-			return err
-		}
-		if !s.HasSynced() {
-			return &NotSyncedError{Resource: s.String(), LastErr: s.LastError()}
-		}
-		if err := s.unhealthy(); err != nil {
-			return err
-		}
-	case AnyRegistration:
-		if err := s.Err(); err != nil {
-			return err
-		}
-		if !s.HasSynced() {
-			return errorf("%v has not been delivered the initial state", s)
-		}
+	case waiter:
+		return s.notReady()
+	case syncwait.Waiter:
+		return syncwait.NotReady(s)
+	}
+	select {
+	case <-s.Synced():
+		return nil
 	default:
-		if !s.HasSynced() {
-			return errorf("%v has not synced", s)
-		}
+		return errorf("%v has not synced", s)
+	}
+}
+
+// notReady returns why the informer is not ready; see ReadyCheck.
+func (i *SharedInformer[T]) notReady() error {
+	if i.failed != nil {
+		return i.failed
+	}
+	if !i.HasSynced() {
+		return &NotSyncedError{Resource: i.String(), LastErr: i.LastError()}
+	}
+	return i.unhealthy()
+}
+
+// notReady returns why the handler is not ready; see ReadyCheck.
+func (r *Registration[T]) notReady() error {
+	if err := r.Err(); err != nil {
+		return err
+	}
+	if !r.HasSynced() {
+		return errorf("%v has not been delivered the initial state", r)
 	}
 	return nil
 }

@@ -109,7 +109,7 @@ func (s *namespaceScope[T]) run(ctx context.Context, env scopeEnv[T]) {
 	}
 	defer reg.Remove()
 	for {
-		err := s.source.WaitForSync(ctx)
+		err := s.source.waitForSync(ctx)
 		if err == nil {
 			break
 		}

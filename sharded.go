@@ -54,19 +54,3 @@ func (i *SharedInformer[T]) SetShardRanges(ctx context.Context, ranges ...shard.
 		return errorf("%s: shard %s not synced: %w", i.cfg.desc, next, ctx.Err())
 	}
 }
-
-// ShardSynced is closed once the informer holds the shard it was last
-// given (by Options.Shard or SetShardRanges): a re-sharded informer's sync,
-// told without polling Shard().Synced. Each SetShardRanges that changes the
-// ranges starts a new channel, so call it again after one. For an
-// informer made without Options.Shard it is Synced.
-//
-// Deprecated: WaitForSync waits for the shard last given, and
-// SetShardRanges returns once the informer holds it.
-func (i *SharedInformer[T]) ShardSynced() <-chan struct{} {
-	st := shardsOf(i.scope)
-	if st == nil {
-		return i.Synced()
-	}
-	return st.syncedChan()
-}

@@ -151,43 +151,26 @@ func TestSetShardRanges(t *testing.T) {
 	}
 }
 
-// ShardSynced tells of a re-shard's sync: a new channel per change of
-// ranges, closed once the informer holds them; the plain informer's is
-// Synced.
-func TestShardSynced(t *testing.T) {
+// WaitForSync waits for the shard an informer was last given: given
+// before Run, it is the shard the informer syncs; given while it runs,
+// SetShardRanges returns once the informer holds it.
+func TestWaitForSyncWaitsForTheShard(t *testing.T) {
 	src := newPodSource()
 	all := shardPods(t, src, 50)
 	quarters := shard.Split(4)
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &shard.Shard{Ranges: quarters[:1]}, Backoff: fastBackoff})
 	require.NoError(t, err)
-	first := inf.ShardSynced()
 	require.NoError(t, inf.SetShardRanges(context.Background(), quarters[1:2]...), "before Run: at once")
-	second := inf.ShardSynced()
-	assert.NotEqual(t, first, second, "a change of ranges starts a new channel")
 	testutil.Run(t, inf)
-	receive(t, second, "the shard given before Run syncs")
-	assert.True(t, inf.Shard().Synced)
-
 	ctx := testutil.Context(t, 10*time.Second)
-	go func() { _ = inf.SetShardRanges(ctx, quarters[2:]...) }()
-	testutil.Eventually(t, func() bool { return inf.ShardSynced() != second }, "the re-shard starts")
-	receive(t, inf.ShardSynced(), "the re-shard syncs")
+	require.NoError(t, informers.WaitForSync(ctx, inf), "the shard given before Run syncs")
 	assert.True(t, inf.Shard().Synced)
+	assert.Equal(t, len(filter(all, shard.Shard{Ranges: quarters[1:2]}.Contains)), inf.Lister().Len())
+
+	require.NoError(t, inf.SetShardRanges(ctx, quarters[2:]...), "the re-shard syncs")
+	assert.True(t, inf.Shard().Synced)
+	require.NoError(t, informers.WaitForSync(ctx, inf))
 	assert.Equal(t, len(filter(all, shard.Shard{Ranges: quarters[2:]}.Contains)), inf.Lister().Len())
-
-	plain, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{})
-	require.NoError(t, err)
-	assert.Equal(t, plain.Synced(), plain.ShardSynced())
-}
-
-// receive waits for ch to be closed, failing after 10 seconds.
-func receive(t *testing.T, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("timed out waiting: %s", what)
-	}
 }
 
 func filter(pods []*corev1.Pod, keep func(metav1.Object) bool) []*corev1.Pod {

@@ -65,7 +65,7 @@ func TestStalenessMonitorStalledWatch(t *testing.T) {
 	inf := informers.Informer[*corev1.Pod](f)
 	testutil.StartFactory(t, f)
 	waitSynced(t, inf)
-	ready := f.ReadyCheck()
+	ready := informers.ReadyCheck(f)
 	testutil.Eventually(t, func() bool { _, told := m.get(); return told > 0 }, "the monitor probes")
 	require.NoError(t, ready(nil))
 	assert.Zero(t, inf.Stats().Staleness.Lag)

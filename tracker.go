@@ -182,7 +182,7 @@ func (t *Tracker[T]) Wait(ctx context.Context, key types.NamespacedName) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
-	if err := t.inf.WaitForSync(ctx); err != nil {
+	if err := t.inf.waitForSync(ctx); err != nil {
 		return err
 	}
 	if err := t.resolveUnknown(ctx, key); err != nil {

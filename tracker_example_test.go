@@ -24,7 +24,7 @@ func ExampleTracker() {
 	done := make(chan error)
 	go func() { done <- pods.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	if err := pods.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, pods); err != nil {
 		fmt.Println(err)
 		return
 	}

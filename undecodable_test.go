@@ -231,7 +231,7 @@ func TestUndecodableTypeFailsSyncAndReadiness(t *testing.T) {
 	healthy := func() {
 		t.Helper()
 		require.NoError(t, informers.WaitForSync(ctx, inf))
-		require.NoError(t, inf.WaitForSync(ctx))
+		require.NoError(t, informers.WaitForSync(ctx, inf))
 		require.NoError(t, ready(req))
 		require.NoError(t, inf.LastError())
 	}

@@ -53,7 +53,7 @@ func ExampleViewMeta() {
 	})
 	factory.Start(ctx)
 	defer factory.Shutdown(ctx)
-	if err := factory.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, factory); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -73,7 +73,7 @@ func ExampleViewMeta_invalid() {
 	pods := informers.InformerWith(factory, informers.Options[*badPlacement]{
 		Resource: corev1.SchemeGroupVersion.WithResource("pods"),
 	})
-	fmt.Println(pods.Err())
+	fmt.Println(pods.LastError())
 	// Output: informers: Informer[*informers_test.badPlacement]: pods.v1: view *informers_test.badPlacement of *v1.Pod: badPlacement.Spec.Node: v1.PodSpec has no field "node"
 }
 

@@ -458,9 +458,9 @@ func TestViewInformer(t *testing.T) {
 	views := informers.InformerWith(f, informers.Options[*podView]{Resource: podsResource, Indexers: map[string]informers.IndexFunc[*podView]{"node": byNode}})
 	full := informers.Informer[*corev1.Pod](f)
 	nodes := informers.InformerWith(f, informers.Options[*nodeView]{Resource: podsResource})
-	require.NoError(t, views.Err())
-	require.NoError(t, full.Err())
-	require.NoError(t, nodes.Err())
+	require.NoError(t, views.LastError())
+	require.NoError(t, full.LastError())
+	require.NoError(t, nodes.LastError())
 	assert.Same(t, views, informers.InformerWith(f, informers.Options[*podView]{Resource: podsResource}), "the same view is the same informer")
 
 	deleted := make(chan informers.Deleted[*podView], 1)
@@ -471,7 +471,7 @@ func TestViewInformer(t *testing.T) {
 	})
 	require.NoError(t, err)
 	f.Start(ctx)
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 
 	p, err := views.Lister().Namespace("shop").Get("web-0")
 	require.NoError(t, err)
@@ -515,19 +515,19 @@ func TestViewInformer(t *testing.T) {
 // serve: each informer names what is wrong.
 func TestViewInformerErrors(t *testing.T) {
 	f := informers.NewFactory(fake.NewClientset())
-	err := informers.InformerWith(f, informers.Options[*metaView]{}).Err()
+	err := informers.InformerWith(f, informers.Options[*metaView]{}).LastError()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "for a view, set Options.Resource")
 
-	err = informers.InformerWith(f, informers.Options[*badPlacement]{Resource: podsResource}).Err()
+	err = informers.InformerWith(f, informers.Options[*badPlacement]{Resource: podsResource}).LastError()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `pods.v1: view *informers_test.badPlacement of *v1.Pod: badPlacement.Spec.Node: v1.PodSpec has no field "node"`)
 
-	err = informers.InformerWith(f, informers.Options[*metaView]{Resource: podsResource, DisableDecoder: true}).Err()
+	err = informers.InformerWith(f, informers.Options[*metaView]{Resource: podsResource, DisableDecoder: true}).LastError()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "DisableDecoder cannot be set")
 
-	err = informers.InformerWith(f, informers.Options[*podView]{Resource: podsResource, SkipFields: []string{"spec.volumes"}}).Err()
+	err = informers.InformerWith(f, informers.Options[*podView]{Resource: podsResource, SkipFields: []string{"spec.volumes"}}).LastError()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `has no field "volumes"`)
 }
@@ -581,13 +581,13 @@ func TestViewInformerScopes(t *testing.T) {
 		o := tc.opts
 		views := informers.InformerWith(f, informers.Options[*podView]{Resource: podsResource,
 			LabelSelector: o.LabelSelector, NamespaceSelector: o.NamespaceSelector, Shard: o.Shard, SkipFields: o.SkipFields})
-		require.NoError(t, views.Err(), tc.name)
+		require.NoError(t, views.LastError(), tc.name)
 		full := informers.InformerWith(f, o)
-		require.NoError(t, full.Err(), tc.name)
+		require.NoError(t, full.LastError(), tc.name)
 		pairs = append(pairs, pair{tc.name, views, full})
 	}
 	f.Start(ctx)
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 	same := func() bool {
 		for _, p := range pairs {
 			if !assert.ObjectsAreEqual(keysAndVersions(p.full.Lister().List(labels.Everything())), keysAndVersions(p.views.Lister().List(labels.Everything()))) {

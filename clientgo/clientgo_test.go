@@ -87,7 +87,7 @@ func TestHandlerDeletes(t *testing.T) {
 	reg, err := clientgo.AddEventHandler(inf, rec.funcs())
 	require.NoError(t, err)
 	testutil.Run(t, inf)
-	require.NoError(t, reg.WaitForSync(testutil.Context(t, 10*time.Second)))
+	require.NoError(t, informers.WaitForSync(testutil.Context(t, 10*time.Second), reg))
 	assert.ElementsMatch(t, []string{"add x", "add y", "add z"}, rec.List())
 
 	_, err = src.Delete("a", "x")
@@ -304,7 +304,7 @@ func TestFromListerWatcher(t *testing.T) {
 	inf, err := informers.NewInformer(clientgo.FromListerWatcher[*corev1.Pod](lw), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
-	require.NoError(t, inf.WaitForSync(testutil.Context(t, 10*time.Second)))
+	require.NoError(t, informers.WaitForSync(testutil.Context(t, 10*time.Second), inf))
 	assert.Equal(t, 2, inf.Lister().Len())
 	_, err = src.Add(pod("a", "z", nil))
 	require.NoError(t, err)

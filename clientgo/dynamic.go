@@ -67,8 +67,10 @@ func (d *Dynamic) ForResource(gvr schema.GroupVersionResource) clientgoinformers
 	v, ok := d.views[gvr]
 	if !ok {
 		inf := informers.InformerWith(d.f, informers.Options[*unstructured.Unstructured]{Resource: gvr})
-		if err := inf.Err(); err != nil {
-			klog.Background().Error(err, "Dynamic informer cannot be made", "resource", gvr.String())
+		select {
+		case <-inf.Stopped(): // stopped as it is made: it could not be
+			klog.Background().Error(inf.LastError(), "Dynamic informer cannot be made", "resource", gvr.String())
+		default:
 		}
 		v = SharedIndexInformer(inf)
 		d.views[gvr] = v

@@ -274,7 +274,7 @@ func syncInformers(opts informers.FactoryOptions, informerOf func(*informers.Fac
 			cancel()
 			f.Shutdown(context.WithoutCancel(ctx))
 		}
-		if err := inf.WaitForSync(ctx); err != nil {
+		if err := informers.WaitForSync(ctx, inf); err != nil {
 			stop()
 			return nil, err
 		}

@@ -160,7 +160,7 @@ func rywInformer(b *testing.B, ctx context.Context, cs kubernetes.Interface, ns 
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	f.Start(ctx)
 	b.Cleanup(func() { _ = f.Shutdown(context.Background()) })
-	if err := f.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, f); err != nil {
 		b.Fatal(err)
 	}
 	return inf

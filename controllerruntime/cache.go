@@ -324,7 +324,7 @@ func (tc *typeCache) waitSynced(ctx context.Context) error {
 		syncers[n] = p.inf
 	}
 	err := informers.WaitForSync(ctx, syncers...)
-	if err != nil && !slices.ContainsFunc(syncers, func(s informers.Syncer) bool { return !s.HasSynced() }) {
+	if err != nil && !slices.ContainsFunc(tc.parts, func(p *part) bool { return !p.inf.HasSynced() }) {
 		return nil
 	}
 	if err != nil {

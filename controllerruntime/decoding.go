@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -39,21 +38,6 @@ type Decoding struct {
 	// object and their own json names; unstructured objects, whose Go
 	// type names no kind, cannot be given.
 	SkipFields map[client.Object][]string
-}
-
-// NewCacheWithDecoding returns a cache.NewCacheFunc, for the manager's
-// NewCache option, whose caches decode as d says.
-//
-// Deprecated: use NewCacheWithOptions with Options.Decoding.
-func NewCacheWithDecoding(d Decoding) cache.NewCacheFunc {
-	return NewCacheWithOptions(Options{Decoding: d})
-}
-
-// NewWithDecoding is New with a Decoding.
-//
-// Deprecated: use NewWithOptions with Options.Decoding.
-func NewWithDecoding(cfg *rest.Config, opts cache.Options, d Decoding) (*Cache, error) {
-	return NewWithOptions(cfg, opts, Options{Decoding: d})
 }
 
 // setDecoding makes the cache decode as d says.

@@ -97,7 +97,7 @@ func (s *informerSource[T, R]) WaitForSync(ctx context.Context) error {
 	if reg == nil {
 		return errors.New("controllerruntime: WaitForSync before Start")
 	}
-	return reg.WaitForSync(ctx)
+	return informers.WaitForSync(ctx, reg)
 }
 
 func (s *informerSource[T, R]) String() string { return "informer source of " + s.inf.String() }

@@ -14,7 +14,7 @@
 //	})
 //	fl.Attach(ctx, "east", fleet.Cluster{RESTConfig: east})
 //	fl.Attach(ctx, "west", fleet.Cluster{RESTConfig: west})
-//	err := fl.WaitForSync(ctx) // a *SyncError naming each cluster that failed, and why
+//	err := informers.WaitForSync(ctx, fl) // a *SyncError naming each cluster that failed, and why
 //
 // Failures stay in their cluster: a cluster that refuses a list (403
 // Forbidden, a missing resource) or cannot be reached does not hold up the

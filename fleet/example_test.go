@@ -41,7 +41,7 @@ func Example() {
 	fl.Attach(ctx, "west", exampleCluster("web-0"))
 	fl.Attach(ctx, "north", fleet.Cluster{Server: informerstest.NewCluster()})
 	var failed *fleet.SyncError
-	if err := fl.WaitForSync(ctx); errors.As(err, &failed) {
+	if err := informers.WaitForSync(ctx, fl); errors.As(err, &failed) {
 		for cluster, cause := range failed.Clusters {
 			fmt.Println("not synced:", cluster, "not found:", apierrors.IsNotFound(cause))
 		}

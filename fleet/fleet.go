@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/apiclient"
+	"github.com/kubetyped/informers/internal/syncwait"
 )
 
 // Options configures a Fleet. The zero value is valid.
@@ -53,6 +54,8 @@ type Fleet struct {
 	clusters  map[string]*member
 	informers []fleetInformer // in request order
 	stopped   bool
+
+	hook // what informers.WaitForSync and ReadyCheck say of the fleet
 }
 
 // member is one attached cluster.
@@ -97,7 +100,9 @@ func New(opts Options) *Fleet {
 	if opts.Factory.Scheme != nil {
 		sch = sync.OnceValue(func() *runtime.Scheme { return apiclient.WithBuiltIns(opts.Factory.Scheme) })
 	}
-	return &Fleet{opts: opts, scheme: sch, clusters: make(map[string]*member)}
+	fl := &Fleet{opts: opts, scheme: sch, clusters: make(map[string]*member)}
+	fl.hook = syncwait.New(fl.waitForSync, fl.notReady)
+	return fl
 }
 
 // ErrAttached is returned by Attach for a name already attached.

@@ -102,8 +102,8 @@ func TestFleetReadsAndFollowsEveryCluster(t *testing.T) {
 	require.NoError(t, fl.Attach(ctx, "east", east.cluster()))
 	require.NoError(t, fl.Attach(ctx, "west", west.cluster()))
 	assert.ErrorIs(t, fl.Attach(ctx, "west", west.cluster()), fleet.ErrAttached)
-	require.NoError(t, fl.WaitForSync(ctx))
-	require.NoError(t, reg.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, fl))
+	require.NoError(t, informers.WaitForSync(ctx, reg))
 	assert.Same(t, pods, fleet.Informer[*corev1.Pod](fl))
 	assert.Equal(t, []string{"east", "west"}, fl.Clusters())
 
@@ -133,13 +133,13 @@ func TestFleetReadsAndFollowsEveryCluster(t *testing.T) {
 	// A cluster attached later gets the informer, its index and handler.
 	north := newTestCluster(t, pod("ops", "db-0", "n1"))
 	require.NoError(t, fl.Attach(ctx, "north", north.cluster()))
-	require.NoError(t, reg.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, reg))
 	eventually(t, func() bool { return rec.Has("add north|ops/db-0") }, "initial add from north")
 	assert.Equal(t, []string{"east|shop/web-0", "north|ops/db-0"}, keys(byNode.All("n1")))
 
 	// An informer requested after attach runs on every cluster.
 	nodes := fleet.InformerWith(fl, informers.Options[*corev1.Pod]{Namespace: "ops"})
-	require.NoError(t, nodes.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, nodes))
 	assert.Equal(t, []string{"north|ops/db-0"}, keys(nodes.Lister().All()))
 
 	// Detaching drops the cluster from reads and handlers.
@@ -183,7 +183,7 @@ func TestFailingClusterHoldsUpNoOther(t *testing.T) {
 	require.NoError(t, fl.Attach(ctx, "down", down.cluster()))
 	require.NoError(t, fl.Attach(ctx, "no-resource", fleet.Cluster{Server: informerstest.NewCluster()})) // as a missing CRD
 
-	err := fl.WaitForSync(ctx)
+	err := informers.WaitForSync(ctx, fl)
 	require.NoError(t, ctx.Err(), "WaitForSync waited for the failing clusters until its context ended")
 	var se *fleet.SyncError
 	require.ErrorAs(t, err, &se)
@@ -198,11 +198,11 @@ func TestFailingClusterHoldsUpNoOther(t *testing.T) {
 		assert.True(t, inf.HasSynced())
 	}
 	assert.Equal(t, 8, pods.Lister().Len())
-	require.Error(t, pods.WaitForSync(ctx))
+	require.Error(t, informers.WaitForSync(ctx, pods))
 
 	// A cluster that recovers syncs on its own and turns ready.
 	down.pods.FailList(nil)
-	ready := fl.ReadyCheck()
+	ready := informers.ReadyCheck(fl)
 	req := httptest.NewRequest("GET", "/readyz", nil)
 	eventually(t, func() bool {
 		err := ready(req)
@@ -218,8 +218,8 @@ func TestReadyCheckNamesAClusterThatGoesAway(t *testing.T) {
 	east, west := newTestCluster(t, pod("a", "p", "n")), newTestCluster(t, pod("a", "p", "n"))
 	require.NoError(t, fl.Attach(ctx, "east", east.cluster()))
 	require.NoError(t, fl.Attach(ctx, "west", west.cluster()))
-	require.NoError(t, fl.WaitForSync(ctx))
-	ready := fl.ReadyCheck()
+	require.NoError(t, informers.WaitForSync(ctx, fl))
+	ready := informers.ReadyCheck(fl)
 	req := httptest.NewRequest("GET", "/readyz", nil)
 	require.NoError(t, ready(req))
 
@@ -245,7 +245,7 @@ func TestAttachContextEndDetaches(t *testing.T) {
 	c := newTestCluster(t, pod("a", "p", "n"))
 	clusterCtx, cancel := context.WithCancel(ctx)
 	require.NoError(t, fl.Attach(clusterCtx, "east", c.cluster()))
-	require.NoError(t, fl.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, fl))
 	cancel()
 	eventually(t, func() bool { return len(fl.Clusters()) == 0 && c.pods.Watchers() == 0 }, "detached")
 	assert.Zero(t, pods.Lister().Len())
@@ -285,7 +285,7 @@ func TestAttachDetachManyClusters(t *testing.T) {
 			wg.Go(func() { assert.NoError(t, fl.Attach(ctx, fmt.Sprint(n), c.cluster())) })
 		}
 		wg.Wait()
-		require.NoError(t, fl.WaitForSync(ctx), "pass %d", pass)
+		require.NoError(t, informers.WaitForSync(ctx, fl), "pass %d", pass)
 		require.Equal(t, clusters*podsEach, pods.Lister().Len())
 		if pass == 0 {
 			attached := heapInUse()
@@ -396,7 +396,7 @@ func TestMetricsCarryTheClusterAndGoWithIt(t *testing.T) {
 	fleet.Informer[*corev1.Pod](fl)
 	require.NoError(t, fl.Attach(ctx, "east", newTestCluster(t).cluster()))
 	require.NoError(t, fl.Attach(ctx, "west", newTestCluster(t).cluster()))
-	require.NoError(t, fl.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, fl))
 	assert.Equal(t, 1, metrics.count("east"))
 	assert.Equal(t, 1, metrics.count("west"))
 	require.NoError(t, fl.Detach(ctx, "east"))
@@ -429,7 +429,7 @@ func TestHandlerTroubleStaysInItsCluster(t *testing.T) {
 		require.NoError(t, fl.Attach(ctx, name, newTestCluster(t, pod("a", "p", "n"), pod("a", "q", "n")).cluster()))
 	}
 	require.NoError(t, fl.Attach(ctx, "healthy", healthy.cluster()))
-	require.NoError(t, fl.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, fl))
 	for n := range 20 {
 		_, err := healthy.pods.Add(pod("a", fmt.Sprint(n), "n"))
 		require.NoError(t, err)
@@ -476,7 +476,7 @@ func TestDetachAndReattachDeliver(t *testing.T) {
 	east := newTestCluster(t, pod("s", "a", "n"), pod("s", "b", "n"))
 
 	require.NoError(t, fl.Attach(ctx, "east", east.cluster()))
-	require.NoError(t, reg.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, reg))
 	eventually(t, func() bool { return len(rec.List()) == 2 }, "initial adds")
 	_, err = east.pods.Add(pod("s", "c", "n"))
 	require.NoError(t, err)
@@ -498,7 +498,7 @@ func TestDetachAndReattachDeliver(t *testing.T) {
 	// Attached again: the server's state as initial adds, b and c a second
 	// time, and no delete of a.
 	require.NoError(t, fl.Attach(ctx, "east", east.cluster()))
-	require.NoError(t, reg.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, reg))
 	eventually(t, func() bool { return len(rec.List()) == detached+3 }, "initial adds again")
 	assert.ElementsMatch(t, []string{"add east|s/b initial", "add east|s/c initial", "add east|s/d initial"}, rec.List()[detached:])
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/syncwait"
 )
 
 // Handler receives a fleet informer's events with the cluster of each.
@@ -72,6 +73,8 @@ type Registration[T informers.Object] struct {
 	// Guarded by inf.mu.
 	clusters map[string]*informers.Registration[T]
 	errs     map[string]error // clusters that refused the handler
+
+	hook // what informers.WaitForSync and ReadyCheck say of the handler
 }
 
 // AddHandler registers h on every cluster, those attached later too. On
@@ -85,6 +88,7 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...informers.HandlerOp
 		return nil, fmt.Errorf("fleet: %s: AddHandler with a nil handler", i)
 	}
 	reg := &Registration[T]{inf: i, h: h, opts: opts, clusters: make(map[string]*informers.Registration[T]), errs: make(map[string]error)}
+	reg.hook = syncwait.New(reg.waitForSync, reg.notReady)
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for cluster, inf := range i.clusters {
@@ -127,28 +131,31 @@ func (r *Registration[T]) snapshot() (map[string]*informers.Registration[T], map
 	return maps.Clone(r.clusters), maps.Clone(r.errs)
 }
 
-// HasSynced reports whether the handler has been delivered the initial
-// state of every attached cluster.
-func (r *Registration[T]) HasSynced() bool {
+// Synced is closed once the handler has been delivered the initial state
+// of every cluster attached at the time of the call; it stays open if a
+// cluster refused the handler or it is removed first. It makes the
+// registration an informers.Syncer: informers.WaitForSync(ctx, r) waits
+// for it as the fleet's does, cluster by cluster, and
+// informers.ReadyCheck(r) names the clusters not ready.
+func (r *Registration[T]) Synced() <-chan struct{} {
 	regs, errs := r.snapshot()
 	if len(errs) > 0 {
-		return false
+		return make(chan struct{})
 	}
+	all := make([]informers.AnyRegistration, 0, len(regs))
 	for _, cr := range regs {
-		if !cr.HasSynced() {
-			return false
-		}
+		all = append(all, cr)
 	}
-	return true
+	return allDelivered(all)
 }
 
-// WaitForSync waits until the handler has been delivered the initial
-// state of every attached cluster. As the fleet's WaitForSync, it stops
-// waiting for a cluster at its first failed request; its error, a
-// *SyncError, names each cluster whose state the handler lacks, with why,
-// and no cluster whose state it was delivered, even if that cluster's
-// server went away since.
-func (r *Registration[T]) WaitForSync(ctx context.Context) error {
+// waitForSync waits until the handler has been delivered the initial
+// state of every attached cluster. As the fleet's, it stops waiting for a
+// cluster at its first failed request; its error, a *SyncError, names
+// each cluster whose state the handler lacks, with why, and no cluster
+// whose state it was delivered, even if that cluster's server went away
+// since.
+func (r *Registration[T]) waitForSync(ctx context.Context) error {
 	return waitClusters(ctx, r.inf.fl.members(), func(ctx context.Context, m *member) error {
 		regs, errs := r.snapshot()
 		if err := errs[m.name]; err != nil {
@@ -162,8 +169,28 @@ func (r *Registration[T]) WaitForSync(ctx context.Context) error {
 		if !ok {
 			return nil
 		}
-		return waitMember(ctx, m, []informers.AnyInformer{inf}, cr.WaitForSync)
+		return waitMember(ctx, m, []informers.AnyInformer{inf}, func(ctx context.Context) error { return informers.WaitForSync(ctx, cr) })
 	})
+}
+
+// notReady returns a *SyncError naming the clusters on which the handler
+// is not ready, or nil.
+func (r *Registration[T]) notReady() error {
+	members := r.inf.fl.members()
+	regs, failed := r.snapshot()
+	errs := make([]error, len(members))
+	for n, m := range members {
+		if err := failed[m.name]; err != nil {
+			errs[n] = err
+			continue
+		}
+		cr, ok := regs[m.name]
+		inf, iok := r.inf.Cluster(m.name)
+		if ok && iok {
+			errs[n] = notReadyOn(cr, inf)
+		}
+	}
+	return syncError(members, errs)
 }
 
 // Remove stops delivery to the handler on every cluster, and on clusters

@@ -11,7 +11,7 @@ import (
 )
 
 // health records the failed requests of one cluster's informers, so that
-// the fleet's WaitForSync stops waiting for a cluster at its first
+// informers.WaitForSync of the fleet stops waiting for a cluster at its first
 // failure rather than at the end of its context.
 type health struct {
 	cluster string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/apiclient"
+	"github.com/kubetyped/informers/internal/syncwait"
 )
 
 // SharedInformer is a fleet's informer of objects of type T: one shared
@@ -28,6 +29,8 @@ type SharedInformer[T informers.Object] struct {
 	clusters map[string]*informers.SharedInformer[T]
 	indexers map[string]informers.IndexFunc[T] // added by AddIndex
 	regs     []*Registration[T]
+
+	hook // what informers.WaitForSync and ReadyCheck say of the informer
 }
 
 // requestKey tells a fleet's informers apart, as a factory does: by
@@ -69,7 +72,7 @@ func Informer[T informers.Object](fl *Fleet) *SharedInformer[T] {
 // mode, shard and name return the same informer; the other options are
 // those of the first request. A cluster that cannot
 // serve the informer (T unknown, a conflict with the cluster's factory)
-// reports it in the fleet's WaitForSync.
+// reports it in informers.WaitForSync of the fleet.
 func InformerWith[T informers.Object](fl *Fleet, opts informers.Options[T]) *SharedInformer[T] {
 	key := keyOf(opts)
 	fl.mu.Lock()
@@ -80,6 +83,7 @@ func InformerWith[T informers.Object](fl *Fleet, opts informers.Options[T]) *Sha
 		}
 	}
 	i := &SharedInformer[T]{fl: fl, opts: opts, resource: resourceOf(fl, opts), clusters: make(map[string]*informers.SharedInformer[T]), indexers: make(map[string]informers.IndexFunc[T])}
+	i.hook = syncwait.New(i.waitForSync, i.notReady)
 	fl.informers = append(fl.informers, i)
 	for _, m := range fl.clusters {
 		i.attach(m)
@@ -108,8 +112,8 @@ func (i *SharedInformer[T]) attach(m *member) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.clusters[m.name] = inf
-	if inf.Err() != nil {
-		return // the factory's WaitForSync reports it
+	if !created(inf) {
+		return // informers.WaitForSync of the factory reports it
 	}
 	for name, fn := range i.indexers {
 		if _, err := inf.AddIndex(name, fn); err != nil {
@@ -118,6 +122,17 @@ func (i *SharedInformer[T]) attach(m *member) {
 	}
 	for _, reg := range i.regs {
 		reg.attach(m.name, inf)
+	}
+}
+
+// created reports whether the cluster's factory could create inf: one it
+// could not is stopped from the start, and its LastError says why.
+func created(inf informers.AnyInformer) bool {
+	select {
+	case <-inf.Stopped():
+		return inf.LastError() == nil
+	default:
+		return true
 	}
 }
 
@@ -163,31 +178,46 @@ func (i *SharedInformer[T]) String() string {
 	return fmt.Sprintf("fleet informer of %v", reflect.TypeFor[T]())
 }
 
-// HasSynced reports whether the informer's cache has synced on every
-// attached cluster.
-func (i *SharedInformer[T]) HasSynced() bool {
+// Synced is closed once the informer's cache has synced on every cluster
+// attached at the time of the call; it stays open if one of them stops
+// first. It makes the informer an informers.Syncer:
+// informers.WaitForSync(ctx, i) waits for it as the fleet's does, cluster
+// by cluster, and informers.ReadyCheck(i) names the clusters not ready.
+func (i *SharedInformer[T]) Synced() <-chan struct{} {
+	var infs []informers.AnyInformer
 	for _, c := range i.each() {
-		if !c.inf.HasSynced() {
-			return false
-		}
+		infs = append(infs, c.inf)
 	}
-	return true
+	return allSynced(infs)
 }
 
-// WaitForSync waits until the informer's cache has synced on every
-// attached cluster. Like the fleet's WaitForSync, it stops waiting for a
-// cluster at its first failed request; its error, a *SyncError, names each
-// cluster not synced, with its cause, and no cluster whose cache synced,
-// even if its server went away since (the fleet's ReadyCheck names those).
-func (i *SharedInformer[T]) WaitForSync(ctx context.Context) error {
+// waitForSync waits until the informer's cache has synced on every
+// attached cluster. Like the fleet's, it stops waiting for a cluster at
+// its first failed request; its error, a *SyncError, names each cluster
+// not synced, with its cause, and no cluster whose cache synced, even if
+// its server went away since (ReadyCheck names those).
+func (i *SharedInformer[T]) waitForSync(ctx context.Context) error {
 	fl := i.fl
 	return waitClusters(ctx, fl.members(), func(ctx context.Context, m *member) error {
 		inf, ok := i.Cluster(m.name)
 		if !ok {
 			return nil // detached meanwhile
 		}
-		return waitMember(ctx, m, []informers.AnyInformer{inf}, inf.WaitForSync)
+		return waitMember(ctx, m, []informers.AnyInformer{inf}, func(ctx context.Context) error { return informers.WaitForSync(ctx, inf) })
 	})
+}
+
+// notReady returns a *SyncError naming the clusters on which the informer
+// is not ready, or nil.
+func (i *SharedInformer[T]) notReady() error {
+	members := i.fl.members()
+	errs := make([]error, len(members))
+	for n, m := range members {
+		if inf, ok := i.Cluster(m.name); ok {
+			errs[n] = notReadyOn(inf, inf)
+		}
+	}
+	return syncError(members, errs)
 }
 
 // AddIndex adds a named index on every cluster, those attached later too,
@@ -200,7 +230,7 @@ func (i *SharedInformer[T]) AddIndex(name string, fn informers.IndexFunc[T]) (*I
 		return &Index[T]{inf: i, name: name}, nil
 	}
 	for cluster, inf := range i.clusters {
-		if inf.Err() != nil {
+		if !created(inf) {
 			continue
 		}
 		if _, err := inf.AddIndex(name, fn); err != nil {

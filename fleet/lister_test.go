@@ -89,7 +89,7 @@ func TestListerNotFoundOnAnAttachedCluster(t *testing.T) {
 	fl := newFleet(t)
 	pods := fleet.Informer[*corev1.Pod](fl)
 	require.NoError(t, fl.Attach(ctx, "east", newTestCluster(t, pod("shop", "web-0", "n1")).cluster()))
-	require.NoError(t, fl.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, fl))
 	_, attached := pods.Lister().Get(fleet.Key{Cluster: "east", Namespace: "shop", Name: "web-1"})
 	_, detached := pods.Lister().Get(fleet.Key{Cluster: "west", Namespace: "shop", Name: "web-1"})
 	assert.Equal(t, schema.GroupResource{Resource: "pods"}, notFoundResource(t, attached))

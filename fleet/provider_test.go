@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/fleet"
 	"github.com/kubetyped/informers/informerstest"
 	"github.com/kubetyped/informers/internal/testutil"
@@ -28,7 +29,7 @@ func TestStaticAttachesUntilItsContextEnds(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- fleet.Static{"east": east.cluster(), "west": west.cluster()}.Run(runCtx, fl) }()
 	eventually(t, func() bool { return slices.Equal(fl.Clusters(), []string{"east", "west"}) }, "both attached")
-	require.NoError(t, fl.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, fl))
 	assert.Equal(t, 2, pods.Lister().Len())
 	stop()
 	require.NoError(t, <-done)

@@ -5,27 +5,28 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/kubetyped/informers"
+	"github.com/kubetyped/informers/internal/syncwait"
 )
 
 // SyncError names clusters, each with its cause. What it names depends on
 // who returns it:
 //
-//   - WaitForSync (the fleet's, a fleet informer's or a registration's)
+//   - informers.WaitForSync (of the fleet, a fleet informer or a
+//     registration)
 //     names the clusters whose caches, or whose handler's initial state,
 //     did not sync: the cause is a *informers.NotSyncedError with the last
 //     list or watch error (403 Forbidden, a connection refused, a missing
 //     resource) or the context's error, or why the cluster could not
 //     create the informer or add the handler. A cluster whose caches
 //     synced is not named, even if its server went away since.
-//   - ReadyCheck names the clusters not ready at the time of the check:
-//     those their factory's ReadyCheck fails (not synced, a handler
+//   - informers.ReadyCheck names the clusters not ready at the time of
+//     the check: those whose factory it fails (not synced, a handler
 //     removed for its queue limit, too stale), and those whose caches
 //     synced but whose last request failed, such as a cluster whose
 //     server went away.
@@ -55,7 +56,65 @@ func (e *SyncError) Unwrap() []error {
 	return errs
 }
 
-// WaitForSync waits until every informer of the fleet has synced on every
+// hook is what the root package's WaitForSync and ReadyCheck call on a
+// fleet, a fleet informer and a registration: unexported methods, which
+// show in no API.
+type hook = syncwait.Hook
+
+// Synced is closed once every informer of the fleet has synced on every
+// cluster attached at the time of the call; it stays open if one of them
+// stops first. It makes the fleet an informers.Syncer:
+// informers.WaitForSync(ctx, fl) and informers.ReadyCheck(fl) are the
+// fleet's wait and readiness check.
+func (fl *Fleet) Synced() <-chan struct{} {
+	var infs []informers.AnyInformer
+	for _, m := range fl.members() {
+		infs = append(infs, m.all()...)
+	}
+	return allSynced(infs)
+}
+
+// allSynced returns a channel closed once every one of infs has synced,
+// and left open if one stops first.
+func allSynced(infs []informers.AnyInformer) <-chan struct{} {
+	if !slices.ContainsFunc(infs, func(inf informers.AnyInformer) bool { return !inf.HasSynced() }) {
+		return closedChan
+	}
+	done := make(chan struct{})
+	go func() {
+		for _, inf := range infs {
+			select {
+			case <-inf.Synced():
+			case <-inf.Stopped():
+				return
+			}
+		}
+		close(done)
+	}()
+	return done
+}
+
+// allDelivered returns a channel closed once every one of regs has been
+// delivered its initial state, and left open if one is removed first.
+func allDelivered(regs []informers.AnyRegistration) <-chan struct{} {
+	if !slices.ContainsFunc(regs, func(r informers.AnyRegistration) bool { return !r.HasSynced() }) {
+		return closedChan
+	}
+	done := make(chan struct{})
+	go func() {
+		for _, r := range regs {
+			select {
+			case <-r.Synced():
+			case <-r.Done():
+				return
+			}
+		}
+		close(done)
+	}()
+	return done
+}
+
+// waitForSync waits until every informer of the fleet has synced on every
 // attached cluster, and returns nil once they have. It stops waiting for
 // a cluster at its first failed list or watch, or when ctx ends, so that a
 // cluster that is down or refuses the informer (403 Forbidden, a missing
@@ -67,9 +126,9 @@ func (e *SyncError) Unwrap() []error {
 // a cluster's health since: it returns nil for a cluster whose caches
 // synced and whose server then went away, which keeps serving its last
 // state. ReadyCheck tells the health of each cluster now.
-func (fl *Fleet) WaitForSync(ctx context.Context) error {
+func (fl *Fleet) waitForSync(ctx context.Context) error {
 	return waitClusters(ctx, fl.members(), func(ctx context.Context, m *member) error {
-		return waitMember(ctx, m, m.all(), m.factory.WaitForSync)
+		return waitMember(ctx, m, m.all(), func(ctx context.Context) error { return informers.WaitForSync(ctx, m.factory) })
 	})
 }
 
@@ -133,31 +192,30 @@ func waitMember(ctx context.Context, m *member, infs []informers.AnyInformer, wa
 	}
 }
 
-// ReadyCheck returns a readiness check over the whole fleet, in the shape
-// of informers.ReadyCheck: it returns nil once every cluster is ready, and
-// otherwise a *SyncError that names each cluster that is not, with why:
-// what the cluster's factory's ReadyCheck reports, or the last failed
-// request of an informer that has synced before but now fails, such as one
-// whose API server went away. A cluster recovers on its own; the check
-// reports the state at the time of the request.
-func (fl *Fleet) ReadyCheck() func(*http.Request) error {
-	return func(req *http.Request) error {
-		members := fl.members()
-		errs := make([]error, len(members))
-		for n, m := range members {
-			errs[n] = m.notReady(req)
-		}
-		return syncError(members, errs)
+// notReady is the fleet's readiness check: nil once every cluster is
+// ready, and otherwise a *SyncError that names each cluster that is not,
+// with why: what informers.ReadyCheck says of the cluster's factory, or
+// the last failed request of an informer that has synced before but now
+// fails, such as one whose API server went away. A cluster recovers on
+// its own; the check reports the state at the time of the request.
+func (fl *Fleet) notReady() error {
+	members := fl.members()
+	errs := make([]error, len(members))
+	for n, m := range members {
+		errs[n] = notReadyOn(m.factory, m.all()...)
 	}
+	return syncError(members, errs)
 }
 
-// notReady returns why m is not ready, or nil.
-func (m *member) notReady(req *http.Request) error {
-	if err := m.factory.ReadyCheck()(req); err != nil {
+// notReadyOn returns why s, of a cluster whose informers are infs, is not
+// ready: what informers.ReadyCheck says, or the last failed request of one
+// of infs; nil if it is ready.
+func notReadyOn(s informers.Syncer, infs ...informers.AnyInformer) error {
+	if err := informers.ReadyCheck(s)(nil); err != nil {
 		return err
 	}
 	var errs []error
-	for _, inf := range m.all() {
+	for _, inf := range infs {
 		if err := inf.LastError(); err != nil {
 			errs = append(errs, err)
 		}

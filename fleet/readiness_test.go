@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/fleet"
 	"github.com/kubetyped/informers/internal/testutil"
 )
@@ -27,12 +28,12 @@ func TestWaitForSyncWaitsForASyncReadyCheckTellsHealth(t *testing.T) {
 	east, west := newTestCluster(t, pod("a", "p", "n")), newTestCluster(t, pod("a", "p", "n"))
 	require.NoError(t, fl.Attach(ctx, "east", east.cluster()))
 	require.NoError(t, fl.Attach(ctx, "west", west.cluster()))
-	require.NoError(t, fl.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, fl))
 
 	west.pods.FailWatch(apierrors.NewServiceUnavailable("connection refused"))
 	west.pods.FailList(apierrors.NewServiceUnavailable("connection refused"))
 	west.pods.CloseWatches()
-	ready := fl.ReadyCheck()
+	ready := informers.ReadyCheck(fl)
 	req := httptest.NewRequest("GET", "/readyz", nil)
 	var notReady error
 	eventually(t, func() bool {
@@ -43,8 +44,8 @@ func TestWaitForSyncWaitsForASyncReadyCheckTellsHealth(t *testing.T) {
 	require.ErrorAs(t, notReady, &se)
 	assert.Equal(t, []string{"west"}, slices.Sorted(maps.Keys(se.Clusters)))
 
-	assert.NoError(t, fl.WaitForSync(ctx), "the fleet synced")
-	assert.NoError(t, pods.WaitForSync(ctx), "the informer synced")
-	assert.NoError(t, reg.WaitForSync(ctx), "the handler was delivered the initial state")
+	assert.NoError(t, informers.WaitForSync(ctx, fl), "the fleet synced")
+	assert.NoError(t, informers.WaitForSync(ctx, pods), "the informer synced")
+	assert.NoError(t, informers.WaitForSync(ctx, reg), "the handler was delivered the initial state")
 	assert.Error(t, ready(req), "west is still not ready")
 }

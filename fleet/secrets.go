@@ -56,7 +56,7 @@ func (s *Secrets) Run(ctx context.Context, t Target) error {
 		return err
 	}
 	factory.Start(ctx)
-	err := factory.WaitForSync(ctx)
+	err := informers.WaitForSync(ctx, factory)
 	if err == nil {
 		<-ctx.Done()
 	}

@@ -165,16 +165,6 @@ func (s *Sharded) SetShardRanges(ctx context.Context, ranges ...shard.Range) err
 	return errors.Join(errs...)
 }
 
-// ShardSynced returns a closed channel: SetShardRanges returns once the
-// clusters it takes away are detached, and those it gains are attached in
-// the background, each as soon as its lock is free, so there is no sync of
-// the whole assignment to wait for; the fleet's WaitForSync and ReadyCheck
-// tell when the gained clusters' caches are synced. It implements
-// membership.Shardable, whose OnChange therefore follows SetShardRanges.
-func (s *Sharded) ShardSynced() <-chan struct{} {
-	return closedChan
-}
-
 // closedChan is a closed channel.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 

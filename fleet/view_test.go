@@ -36,7 +36,7 @@ func TestFleetOfViews(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, fl.Attach(ctx, "east", east.cluster()))
 	require.NoError(t, fl.Attach(ctx, "west", west.cluster()))
-	require.NoError(t, fl.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, fl))
 
 	assert.Equal(t, 3, views.Lister().Len())
 	v, err := views.Lister().Get(fleet.Key{Cluster: "east", Namespace: "shop", Name: "web-1"})

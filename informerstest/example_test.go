@@ -34,7 +34,7 @@ func ExampleNewSource() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() { cancel(); <-inf.Stopped() }()
 	go inf.Run(ctx)
-	_ = inf.WaitForSync(ctx)
+	_ = informers.WaitForSync(ctx, inf)
 
 	unavailable := apierrors.NewServiceUnavailable("etcd is down")
 	src.FailWatch(unavailable) // no watch succeeds...
@@ -65,8 +65,8 @@ func ExampleNewCluster() {
 	configMaps := informers.Informer[*corev1.ConfigMap](factory)
 	factory.Start(ctx)
 
-	fmt.Println(podInformer.WaitForSync(ctx), podInformer.Lister().Len())
-	err := configMaps.WaitForSync(ctx)
+	fmt.Println(informers.WaitForSync(ctx, podInformer), podInformer.Lister().Len())
+	err := informers.WaitForSync(ctx, configMaps)
 	var notSynced *informers.NotSyncedError
 	fmt.Println(apierrors.IsNotFound(err), errors.As(err, &notSynced))
 	fmt.Println(err)

@@ -116,11 +116,12 @@ func Assign(members []string, identity string) []shard.Range {
 }
 
 // Shardable is what a Member re-scopes: a *informers.SharedInformer[T]
-// made with Options.Shard. ShardSynced is closed once it holds the ranges
-// it was last given.
+// made with Options.Shard, or a *fleet.Sharded. SetShardRanges returns
+// once a running informer holds the ranges given; one not started yet
+// takes them as it starts, and, if it is an informers.Syncer, the Member
+// waits for it to sync (informers.WaitForSync).
 type Shardable interface {
 	SetShardRanges(ctx context.Context, ranges ...shard.Range) error
-	ShardSynced() <-chan struct{}
 }
 
 // Member is one replica of a group. The zero value is not usable; call New.
@@ -214,7 +215,7 @@ func (m *Member) Run(ctx context.Context) error {
 	m.mu.Lock()
 	m.blind = func() bool { return leases.LastError() != nil }
 	m.mu.Unlock()
-	if err := leases.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, leases); err != nil {
 		return fmt.Errorf("membership: watching the Leases of group %s: %w", m.cfg.Group, err)
 	}
 	wg.Go(func() { m.renewLoop(runCtx) })
@@ -323,17 +324,16 @@ func (m *Member) applyLoop(ctx context.Context) {
 }
 
 // hold re-scopes inf to ranges and returns once it holds them: also when
-// inf had not started, for which SetShardRanges returns at once.
+// inf had not started, for which SetShardRanges returns at once and the
+// wait for the informer's sync, which is the shard's, follows.
 func hold(ctx context.Context, inf Shardable, ranges []shard.Range) error {
 	if err := inf.SetShardRanges(ctx, ranges...); err != nil {
 		return err
 	}
-	select {
-	case <-inf.ShardSynced():
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	if s, ok := inf.(informers.Syncer); ok {
+		return informers.WaitForSync(ctx, s)
 	}
+	return nil
 }
 
 // renewLoop creates or renews the replica's Lease every RenewInterval.

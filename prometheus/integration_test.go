@@ -60,7 +60,9 @@ func TestScrapeOnRealControlPlane(t *testing.T) {
 	require.NoError(t, err)
 	rf := informers.NewFactoryWith(restricted, informers.FactoryOptions{Namespace: ns, Metrics: m, Backoff: backoff, OnError: func(error) {}})
 	informers.Informer[*corev1.Secret](rf)
-	allReady := func(r *http.Request) error { return errors.Join(f.ReadyCheck()(r), rf.ReadyCheck()(r)) }
+	allReady := func(r *http.Request) error {
+		return errors.Join(informers.ReadyCheck(f)(r), informers.ReadyCheck(rf)(r))
+	}
 	url := serve(t, reg, allReady)
 
 	runCtx, stop := context.WithCancel(context.Background())
@@ -72,7 +74,7 @@ func TestScrapeOnRealControlPlane(t *testing.T) {
 		assert.NoError(t, f.Shutdown(context.Background()))
 		assert.NoError(t, rf.Shutdown(context.Background()))
 	}()
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 
 	podSeries := map[string]string{"resource": "pods", "name": "pods.v1 namespace=" + ns}
 	for i := range 5 {

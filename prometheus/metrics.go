@@ -19,12 +19,6 @@ var informerLabels = []string{"name", "group", "version", "resource"}
 // help: a copy of its own, which the caller may change.
 func MetricNames() map[string]string { return maps.Clone(help) }
 
-// Names are the metrics Metrics exports, by name, with their help.
-//
-// Deprecated: use MetricNames. Names is a copy that Metrics never reads:
-// changing it changes nothing Metrics exports.
-var Names = MetricNames()
-
 // help is the help of each metric Metrics exports, by name.
 var help = map[string]string{
 	"informer_objects":                       "Number of objects in the informer's cache.",

@@ -142,7 +142,7 @@ func TestMetricsNamesTwoInformersApart(t *testing.T) {
 		inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Metrics: m, Name: "same"})
 		require.NoError(t, err)
 		wg.Go(func() { _ = inf.Run(ctx) })
-		require.NoError(t, inf.WaitForSync(ctx))
+		require.NoError(t, informers.WaitForSync(ctx, inf))
 	}
 	families, err := reg.Gather()
 	require.NoError(t, err)
@@ -234,7 +234,7 @@ func TestStalenessGauges(t *testing.T) {
 // runSynced runs inf until the end of the test and waits for it to sync.
 func runSynced(t *testing.T, inf *informers.SharedInformer[*corev1.Pod]) {
 	t.Helper()
-	require.NoError(t, inf.WaitForSync(testutil.Run(t, inf)))
+	require.NoError(t, informers.WaitForSync(testutil.Run(t, inf), inf))
 }
 
 // MetricNames names every metric Metrics exports, with the help the

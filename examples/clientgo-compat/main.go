@@ -99,8 +99,8 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o podcount.Option
 	factory.Start(ctx)
 	defer cluster.Shutdown(factory) // waits for the informers, once ctx has ended
 	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced, configMaps.HasSynced) {
-		// factory.WaitForSync(ctx) would say why (403? no CRD?).
-		return fmt.Errorf("caches not synced: %w", factory.WaitForSync(ctx))
+		// informers.WaitForSync(ctx, factory) would say why (403? no CRD?).
+		return fmt.Errorf("caches not synced: %w", informers.WaitForSync(ctx, factory))
 	}
 	return c.Run(ctx, o)
 }

@@ -117,7 +117,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 
 	factory.Start(ctx)
 	defer cluster.Shutdown(factory)
-	if err := factory.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, factory); err != nil {
 		return err
 	}
 	logger.Printf("watching greetings (Ctrl-C to stop); %d exist", typed.Lister().Len())

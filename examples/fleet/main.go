@@ -145,10 +145,10 @@ func run(ctx context.Context, hub *rest.Config, members map[string]*rest.Config,
 	hubFactory.Start(ctx)
 	defer hubFactory.Shutdown(context.WithoutCancel(ctx))
 	defer fl.Shutdown(context.WithoutCancel(ctx))
-	if err := original.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, original); err != nil {
 		return err
 	}
-	if err := fl.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, fl); err != nil {
 		logger.Printf("not every member synced, going on with the others: %v", err)
 	}
 	logger.Printf("mirroring %s/%s from the hub to %s", namespace, name, strings.Join(fl.Clusters(), ", "))

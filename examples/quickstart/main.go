@@ -82,7 +82,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 	factory := informers.NewFactoryWith(clientset, fo)
 	pods := informers.Informer[*corev1.Pod](factory)
 	if o.MetricsAddr != "" {
-		stop, err := serveMetrics(ctx, o.MetricsAddr, registry, factory.ReadyCheck(), logger)
+		stop, err := serveMetrics(ctx, o.MetricsAddr, registry, informers.ReadyCheck(factory), logger)
 		if err != nil {
 			return err
 		}
@@ -108,7 +108,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 
 	factory.Start(ctx)
 	defer cluster.Shutdown(factory)
-	if err := factory.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, factory); err != nil {
 		return err // says why: 403 Forbidden (RBAC), 404...
 	}
 	counts := countByNamespace(pods.Lister())

@@ -73,7 +73,7 @@ func TestCBORCachedAsJSON(t *testing.T) {
 			gadgets := informers.Informer[*Gadget](f)
 			untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr})
 			testutil.StartFactory(t, f)
-			require.NoError(t, f.WaitForSync(ctx))
+			require.NoError(t, informers.WaitForSync(ctx, f))
 
 			for i := range wantMaps.Items {
 				want := &wantMaps.Items[i]

@@ -73,7 +73,7 @@ func TestConsistencyInEveryScope(t *testing.T) {
 	}
 	f.Start(ctx)
 	t.Cleanup(func() { require.NoError(t, f.Shutdown(context.Background())) })
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 	require.Equal(t, informers.NamespaceModePerNamespace, scopes[2].inf.NamespaceMode())
 	for _, s := range scopes {
 		s.tracker = informers.NewTracker(s.inf, 10*time.Second)
@@ -88,7 +88,7 @@ func TestConsistencyInEveryScope(t *testing.T) {
 	fcms := fleet.InformerWith(fl, informers.Options[*corev1.ConfigMap]{})
 	require.NoError(t, fl.Attach(ctx, "shared", fleet.Cluster{RESTConfig: env.Config()}))
 	require.NoError(t, fl.Attach(ctx, "other", fleet.Cluster{RESTConfig: other.Config()}))
-	require.NoError(t, fl.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, fl))
 	otherInf, ok := fcms.Cluster("other")
 	require.True(t, ok)
 	fleetScope := &scopeUnderTest{name: "fleet-cluster", inf: otherInf, tracker: informers.NewTracker(otherInf, 10*time.Second)}

@@ -79,7 +79,7 @@ func TestCustomResourcesCachedAsClientGoCaches(t *testing.T) {
 	theirDynamic.Start(stop)
 	t.Cleanup(func() { close(stop); stopTyped(); theirDynamic.Shutdown(); wg.Wait() })
 	require.True(t, cache.WaitForCacheSync(ctx.Done(), theirTyped.HasSynced, theirUntyped.HasSynced))
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 
 	// compare waits until both caches hold the count objects of the
 	// server, at the same versions, and equal, read from one snapshot of
@@ -189,7 +189,7 @@ func TestDisableWatchListLists(t *testing.T) {
 			typed := informers.InformerWith(f, informers.Options[*Gadget]{DisableWatchList: tc.options})
 			untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr, DisableWatchList: tc.options})
 			testutil.StartFactory(t, f)
-			require.NoError(t, f.WaitForSync(ctx))
+			require.NoError(t, informers.WaitForSync(ctx, f))
 			require.Len(t, typed.Lister().List(labels.Everything()), 5)
 			require.Len(t, untyped.Lister().List(labels.Everything()), 5)
 			var streamed, listed int

@@ -50,7 +50,7 @@ func TestCRDDeletedAndInstalledAgain(t *testing.T) {
 	_, err = untyped.AddHandler(untypedView)
 	require.NoError(t, err)
 	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(g.ctx))
+	require.NoError(t, informers.WaitForSync(g.ctx, f))
 
 	// converged waits until both caches and both handlers' views hold
 	// exactly the server's objects.

@@ -115,19 +115,19 @@ func TestFleetThreeControlPlanes(t *testing.T) {
 	}
 	syncCtx, syncCancel := context.WithTimeout(ctx, time.Minute)
 	defer syncCancel()
-	require.NoError(t, fl.WaitForSync(syncCtx))
-	require.NoError(t, reg.WaitForSync(syncCtx))
+	require.NoError(t, informers.WaitForSync(syncCtx, fl))
+	require.NoError(t, informers.WaitForSync(syncCtx, reg))
 
 	// Detached and attached again: a fresh cache.
 	require.NoError(t, fl.Detach(ctx, "west"))
 	_, attached := cms.Cluster("west")
 	require.False(t, attached)
 	attach(1)
-	require.NoError(t, fl.WaitForSync(syncCtx))
-	require.NoError(t, reg.WaitForSync(syncCtx)) // readiness counts handlers too
+	require.NoError(t, informers.WaitForSync(syncCtx, fl))
+	require.NoError(t, informers.WaitForSync(syncCtx, reg)) // readiness counts handlers too
 
 	// kill -9 north's kube-apiserver.
-	ready := fl.ReadyCheck()
+	ready := informers.ReadyCheck(fl)
 	req := httptest.NewRequest("GET", "/readyz", nil)
 	require.NoError(t, ready(req))
 	before := map[string]int{"east": trackers.of("east").count(), "west": trackers.of("west").count()}

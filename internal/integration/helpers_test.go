@@ -74,7 +74,7 @@ func trackThroughFaults(ctx context.Context, t *testing.T, env *testenv.Env, ns 
 	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf, seen, reg := trackConfigMaps(t, f)
 	testutil.StartFactory(t, f)
-	require.NoError(t, reg.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, reg))
 	return net, inf, seen
 }
 

@@ -63,7 +63,7 @@ func TestBuiltInsInJSONCachedAsClientGoCaches(t *testing.T) {
 			pods := informers.Informer[*corev1.Pod](f)
 			maps := informers.Informer[*corev1.ConfigMap](f)
 			testutil.StartFactory(t, f)
-			require.NoError(t, f.WaitForSync(ctx))
+			require.NoError(t, informers.WaitForSync(ctx, f))
 
 			// compare waits until both caches hold the server's pods and
 			// config maps, at its versions, and equal, read from one

@@ -46,9 +46,7 @@ type matrixInformer struct {
 	handlers [2]interface {
 		view() (map[string]version, []string)
 	}
-	regs [2]interface {
-		WaitForSync(context.Context) error
-	}
+	regs [2]informers.Syncer
 	errs errorCounts
 }
 
@@ -103,7 +101,7 @@ func startMatrixInformer[T informers.Object](t *testing.T, env *testenv.Env, ns 
 		opts.NamespaceMode = informers.NamespaceModeClusterWide
 	}
 	inf := informers.InformerWith(f, opts)
-	require.NoError(t, inf.Err(), m.String())
+	require.NoError(t, inf.LastError(), m.String())
 	m.inf = inf
 	m.cached = func() []metav1.Object {
 		var objs []metav1.Object
@@ -145,7 +143,7 @@ func markTransformed[T informers.Object](o T) (T, error) {
 func (m *matrixInformer) waitForSync(t *testing.T, ctx context.Context) {
 	t.Helper()
 	for _, reg := range m.regs {
-		require.NoError(t, reg.WaitForSync(ctx), m.String())
+		require.NoError(t, informers.WaitForSync(ctx, reg), m.String())
 	}
 	// A sharded informer, or one watching its selected namespaces
 	// cluster-wide, lists, whatever the server offers: its list responses

@@ -50,7 +50,7 @@ func TestNamespaceSelectorFollowsLabels(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 	require.Equal(t, namespaces[:1], cachedNamespaces(cms), "only the selected namespace's objects")
 	require.Equal(t, 5, cms.Lister().Len())
 
@@ -160,14 +160,14 @@ func TestNamespaceSelectorPerNamespaceRoles(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	testutil.StartFactory(t, f)
-	err = f.WaitForSync(ctx)
+	err = informers.WaitForSync(ctx, f)
 	require.Error(t, err)
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)
 	assert.ErrorContains(t, err, "namespace "+namespaces[2])
 	assert.Equal(t, informers.NamespaceModePerNamespace, cms.NamespaceMode())
 	testutil.EventuallyWithin(t, 10*time.Second, func() bool { return cms.Lister().Len() == 10 }, "the readable selected namespaces' objects")
 	assert.Equal(t, slices.Sorted(slices.Values(namespaces[:2])), cachedNamespaces(cms), "exactly what it may read")
-	ready := f.ReadyCheck(cms)(nil)
+	ready := informers.ReadyCheck(cms)(nil)
 	require.Error(t, ready)
 	assert.ErrorContains(t, ready, "namespace "+namespaces[2])
 
@@ -179,5 +179,5 @@ func TestNamespaceSelectorPerNamespaceRoles(t *testing.T) {
 
 	label(namespaces[2], "b")
 	testutil.EventuallyWithin(t, 10*time.Second, cms.HasSynced, "synced once the namespace it may not read left")
-	assert.NoError(t, f.ReadyCheck(cms)(nil))
+	assert.NoError(t, informers.ReadyCheck(cms)(nil))
 }

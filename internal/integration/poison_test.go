@@ -113,7 +113,7 @@ func TestPoisonObject(t *testing.T) {
 			testutil.StartFactory(t, f)
 			syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
-			require.NoError(t, f.WaitForSync(syncCtx))
+			require.NoError(t, informers.WaitForSync(syncCtx, f))
 			assert.Equal(t, tc.listOnly, !inf.UsesWatchList())
 
 			badKey := types.NamespacedName{Namespace: ns, Name: "bad"}
@@ -213,7 +213,7 @@ func TestUndecodableCacheIsUnhealthy(t *testing.T) {
 		}
 		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: space, Backoff: fastBackoff})
 		inf := informers.InformerWith(f, informers.Options[*sizeAsString]{Resource: gvr, OnError: func(error) {}})
-		require.NoError(t, inf.Err())
+		require.NoError(t, inf.LastError())
 		testutil.StartFactory(t, f)
 		return f, inf, gadgets
 	}
@@ -224,7 +224,7 @@ func TestUndecodableCacheIsUnhealthy(t *testing.T) {
 		wait, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		var typ *informers.UndecodableTypeError
-		require.ErrorAs(t, f.WaitForSync(wait), &typ)
+		require.ErrorAs(t, informers.WaitForSync(wait, f), &typ)
 		t.Logf("WaitForSync: %v", typ)
 		assert.NoError(t, wait.Err(), "WaitForSync returned at once")
 		assert.Equal(t, "spec.size", typ.Field)
@@ -232,16 +232,16 @@ func TestUndecodableCacheIsUnhealthy(t *testing.T) {
 		assert.Equal(t, []int{failed, failed, objects}, []int{typ.Failed, typ.Undecodable, typ.Objects})
 		assert.ErrorContains(t, typ, fmt.Sprintf("%d of %d objects cannot be decoded at spec.size: *integration.sizeAsString does not fit the resource", failed, objects))
 		require.ErrorAs(t, informers.ReadyCheck(inf)(req), &typ)
-		require.ErrorAs(t, f.ReadyCheck()(req), &typ)
+		require.ErrorAs(t, informers.ReadyCheck(f)(req), &typ)
 		require.ErrorAs(t, inf.LastError(), &typ)
 	}
 	healthy := func(t *testing.T, f *informers.Factory, inf *informers.SharedInformer[*sizeAsString]) {
 		t.Helper()
 		wait, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		require.NoError(t, f.WaitForSync(wait))
+		require.NoError(t, informers.WaitForSync(wait, f))
 		require.NoError(t, informers.ReadyCheck(inf)(req))
-		require.NoError(t, f.ReadyCheck()(req))
+		require.NoError(t, informers.ReadyCheck(f)(req))
 		require.NoError(t, inf.LastError())
 	}
 	// resize patches the size of gadgets first to last-1 to size.

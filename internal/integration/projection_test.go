@@ -221,9 +221,9 @@ func syncMetadataOf[T informers.Object](opts informers.Options[T]) func(t *testi
 	return func(t *testing.T, cfg *rest.Config, ns string, watchList bool) metadataCache {
 		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Namespace: ns, DisableWatchList: !watchList, Backoff: fastBackoff})
 		inf := informers.InformerWith(f, opts)
-		require.NoError(t, inf.Err())
+		require.NoError(t, inf.LastError())
 		testutil.StartFactory(t, f)
-		require.NoError(t, f.WaitForSync(testutil.Context(t, time.Minute)))
+		require.NoError(t, informers.WaitForSync(testutil.Context(t, time.Minute), f))
 		return metadataCache{
 			len:           inf.Lister().Len,
 			usesWatchList: inf.UsesWatchList,
@@ -258,9 +258,9 @@ func TestMetadataViewOfCustomResource(t *testing.T) {
 	w, cfg := recorded(env)
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Namespace: ns, Backoff: fastBackoff})
 	views := informers.InformerWith(f, informers.Options[*metadataView]{Resource: gvr})
-	require.NoError(t, views.Err())
+	require.NoError(t, views.LastError())
 	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 	require.Equal(t, 3, views.Lister().Len())
 	for i := range 3 {
 		v, err := views.Lister().Namespace(ns).Get(fmt.Sprintf("g%d", i))
@@ -321,9 +321,9 @@ func TestMetadataViewFallsBackToWholeObjects(t *testing.T) {
 
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: &rest.Config{Host: proxy.URL, QPS: -1}, Namespace: ns, Backoff: fastBackoff})
 	views := informers.InformerWith(f, informers.Options[*metadataView]{Resource: corev1.SchemeGroupVersion.WithResource("configmaps")})
-	require.NoError(t, views.Err())
+	require.NoError(t, views.LastError())
 	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 	require.Equal(t, 10, views.Lister().Len())
 	cm, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later", Labels: map[string]string{"late": "yes"}}}, metav1.CreateOptions{})
 	require.NoError(t, err)

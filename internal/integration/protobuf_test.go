@@ -47,7 +47,7 @@ func TestProtobufOnTheWire(t *testing.T) {
 			cms := informers.Informer[*corev1.ConfigMap](f)
 			deploys := informers.Informer[*appsv1.Deployment](f)
 			testutil.StartFactory(t, f)
-			require.NoError(t, f.WaitForSync(testutil.Context(t, time.Minute)))
+			require.NoError(t, informers.WaitForSync(testutil.Context(t, time.Minute), f))
 			assert.Equal(t, 5, cms.Lister().Len())
 			assert.Zero(t, deploys.Lister().Len())
 			checked := 0

@@ -52,7 +52,7 @@ func TestForbiddenIsReportedPromptly(t *testing.T) {
 			cms := informers.Informer[*corev1.ConfigMap](f)
 			testutil.StartFactory(t, f)
 			start := time.Now()
-			err := f.WaitForSync(ctx)
+			err := informers.WaitForSync(ctx, f)
 			elapsed := time.Since(start)
 			require.Error(t, err)
 			assert.Less(t, elapsed, 10*time.Second, "prompt")

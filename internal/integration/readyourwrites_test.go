@@ -40,7 +40,7 @@ func TestReadYourWrites(t *testing.T) {
 	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 	tracker := informers.NewTracker(inf, 10*time.Second)
 
 	loop := func(prefix string, read func(key types.NamespacedName) (*corev1.ConfigMap, error), wrote func(key types.NamespacedName, cm *corev1.ConfigMap) error) (stale int, took time.Duration) {
@@ -352,8 +352,8 @@ func TestStalenessAfterAPIServerRestart(t *testing.T) {
 	})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(ctx))
-	ready := f.ReadyCheck()
+	require.NoError(t, informers.WaitForSync(ctx, f))
+	ready := informers.ReadyCheck(f)
 
 	// A writer keeps the resource moving, so that the cache has events to
 	// fall behind on, and a poller samples the monitor and readiness.

@@ -64,7 +64,7 @@ func TestReleaseAndShutdownEndWatchStreams(t *testing.T) {
 		informers.Informer[*corev1.Secret](f)
 		runCtx, cancel := context.WithCancel(context.Background())
 		f.Start(runCtx)
-		require.NoError(t, f.WaitForSync(ctx))
+		require.NoError(t, informers.WaitForSync(ctx, f))
 		if release {
 			require.NoError(t, f.Release(ctx, cms))
 		}

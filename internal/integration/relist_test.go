@@ -65,7 +65,7 @@ func TestRestarts(t *testing.T) {
 	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf, seen, _ := trackConfigMaps(t, f)
 	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 
 	stop := make(chan struct{})
 	writerDone := make(chan int)

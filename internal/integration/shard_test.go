@@ -144,7 +144,7 @@ func testShards(t *testing.T, env *testenv.Env, filter shard.Filter) {
 		rs = append(rs, replica{inf, owned})
 	}
 	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 
 	check := func() (bool, string) {
 		server, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})

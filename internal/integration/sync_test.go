@@ -109,7 +109,7 @@ func TestSyncAndFollow(t *testing.T) {
 	require.NoError(t, err)
 	start := time.Now()
 	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(ctx))
+	require.NoError(t, informers.WaitForSync(ctx, f))
 	t.Logf("synced %d objects in %v (watch-list: %v)", pods+cms, time.Since(start), podInf.UsesWatchList())
 	assert.Equal(t, pods, podInf.Lister().Len())
 	assert.Equal(t, cms, cmInf.Lister().Len())

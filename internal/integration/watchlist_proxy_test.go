@@ -285,7 +285,7 @@ func TestWatchListBehindManglingProxy(t *testing.T) {
 				inf := informers.Informer[*corev1.ConfigMap](f)
 				start := time.Now()
 				testutil.StartFactory(t, f)
-				require.NoError(t, f.WaitForSync(testutil.Context(t, 5*time.Second)), "synced within 5 seconds")
+				require.NoError(t, informers.WaitForSync(testutil.Context(t, 5*time.Second), f), "synced within 5 seconds")
 				took := time.Since(start)
 				lists, watches, streams := proxy.counts()
 				t.Logf("synced in %v: %d watch-list streams, %d lists, %d watches", took.Round(time.Millisecond), streams, lists, watches)
@@ -397,7 +397,7 @@ func watchListClientOffChild(t *testing.T, path string) {
 	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: c.Namespace, Backoff: fastBackoff})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(testutil.Context(t, time.Minute)))
+	require.NoError(t, informers.WaitForSync(testutil.Context(t, time.Minute), f))
 	lists, _, streams := requests(t, w, "configmaps")
 	report, err := json.Marshal(childReport{
 		GateOn:        clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient),

@@ -68,7 +68,7 @@ func syncRecorded(t *testing.T, env *testenv.Env, ns string) (*informers.SharedI
 	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	testutil.StartFactory(t, f)
-	require.NoError(t, f.WaitForSync(testutil.Context(t, time.Minute)))
+	require.NoError(t, informers.WaitForSync(testutil.Context(t, time.Minute), f))
 	return inf, w
 }
 
@@ -85,7 +85,7 @@ func TestListAndWatchWhenWatchListIsOff(t *testing.T) {
 	inf, err := informers.NewInformer(lw, informers.Options[*corev1.ConfigMap]{PageSize: 20, Backoff: fastBackoff})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
-	require.NoError(t, inf.WaitForSync(testutil.Context(t, time.Minute)))
+	require.NoError(t, informers.WaitForSync(testutil.Context(t, time.Minute), inf))
 	// The first list asks for resource version "0", which the watch cache
 	// may answer from before the last creations; the watch brings them.
 	testutil.Eventually(t, func() bool { return inf.Lister().Len() == 50 }, "the 50 config maps cached")

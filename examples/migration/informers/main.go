@@ -69,7 +69,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o podcount.Option
 
 	factory.Start(ctx)
 	defer cluster.Shutdown(factory) // factory.Shutdown(ctx): stops the informers and waits for their handlers
-	if err := factory.WaitForSync(ctx); err != nil {
+	if err := informers.WaitForSync(ctx, factory); err != nil {
 		return err
 	}
 	return c.Run(ctx, o)
