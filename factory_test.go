@@ -87,7 +87,7 @@ func TestFactoryBuiltInKinds(t *testing.T) {
 		&schedulingv1.PriorityClass{ObjectMeta: meta("", "pc")},
 	)
 	// A factory-wide namespace must not hide cluster-scoped objects.
-	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: "a", Backoff: fastBackoff})
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set("a"), Backoff: informers.Set(fastBackoff)}})
 	kinds := []func(){
 		func() { informers.Informer[*corev1.Pod](f) },
 		func() { informers.Informer[*corev1.ConfigMap](f) },
@@ -202,7 +202,7 @@ func TestFactorySameInformer(t *testing.T) {
 	web := informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
 	assert.NotSame(t, a, web, "selectors make another informer")
 	assert.Same(t, web, informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "app=web"}))
-	other := informers.InformerWith(f, informers.Options[*corev1.Pod]{Namespace: "other"})
+	other := informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Namespace: informers.Set("other")}})
 	assert.NotSame(t, a, other)
 	assert.Equal(t, schema.GroupVersionResource{Version: "v1", Resource: "pods"}, a.Resource())
 }
@@ -232,7 +232,7 @@ func TestFactoryErrors(t *testing.T) {
 		{"bad selector", informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "a=b=c"}).Err(), `label selector "a=b=c"`},
 		{"another transform", informers.InformerWith(f, informers.Options[*corev1.Pod]{
 			Transform: func(p *corev1.Pod) (*corev1.Pod, error) { return p, nil }}).Err(), "another transform"},
-		{"list on an informer that streams", informers.InformerWith(f, informers.Options[*corev1.Pod]{DisableWatchList: true}).Err(), "without DisableWatchList"},
+		{"list on an informer that streams", informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{DisableWatchList: informers.Set(true)}}).Err(), "without DisableWatchList"},
 		{"no client", informers.Informer[*corev1.Pod](informers.NewFactory(nil)).Err(), "needs a clientset"},
 	}
 	for _, tt := range tests {
@@ -333,7 +333,7 @@ func TestFactoryWaitForSyncForbidden(t *testing.T) {
 	cs.PrependReactor("list", "secrets", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(corev1.Resource("secrets"), "", errors.New(`user "bob" cannot list secrets`))
 	})
-	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Backoff: fastBackoff})
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	informers.Informer[*corev1.Pod](f)
 	informers.Informer[*corev1.Secret](f)
 	testutil.StartFactory(t, f)
@@ -357,7 +357,7 @@ func TestFactoryDiscoveryError(t *testing.T) {
 	t.Cleanup(srv.Close)
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
 	require.NoError(t, err)
-	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Backoff: fastBackoff})
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	informers.Informer[*appsv1.Deployment](f)
 	testutil.StartFactory(t, f)
 	err = waitFailsPromptly(t, f.WaitForSync)
@@ -381,7 +381,7 @@ func TestFactoryDynamicAndMetadata(t *testing.T) {
 	pm := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: meta("a", "s1")}
 	md := metadatafake.NewSimpleMetadataClient(metaScheme, pm)
 
-	f := informers.NewFactoryWith(fake.NewClientset(), informers.FactoryOptions{Dynamic: dyn, Metadata: md, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(fake.NewClientset(), informers.FactoryOptions{Dynamic: dyn, Metadata: md, Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	widgets := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr})
 	secrets := informers.InformerWith(f, informers.Options[*metav1.PartialObjectMetadata]{Resource: corev1.SchemeGroupVersion.WithResource("secrets")})
 	typedSecrets := informers.Informer[*corev1.Secret](f)
@@ -446,7 +446,7 @@ func TestFactoryPerInformerOptions(t *testing.T) {
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "web", Labels: map[string]string{"app": "web"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "db", Labels: map[string]string{"app": "db"}}, Spec: corev1.PodSpec{NodeName: "n1"}},
 	)
-	f := informers.NewFactoryWith(cs, informers.FactoryOptions{StripManagedFields: true})
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Tuning: informers.Tuning{StripManagedFields: informers.Set(true)}})
 	all := informers.InformerWith(f, informers.Options[*corev1.Pod]{
 		Indexers: map[string]informers.IndexFunc[*corev1.Pod]{"node": byNode},
 	})
@@ -526,7 +526,7 @@ func TestFactoryReadyCheckCoversHandlers(t *testing.T) {
 		&corev1.ConfigMap{ObjectMeta: meta("a", "y")},
 		&corev1.ConfigMap{ObjectMeta: meta("a", "z")},
 	)
-	f := informers.NewFactoryWith(cs, informers.FactoryOptions{OnError: func(error) {}})
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Tuning: informers.Tuning{OnError: informers.Set(func(error) {})}})
 	cms := informers.Informer[*corev1.ConfigMap](f)
 	ready := f.ReadyCheck()
 	release := make(chan struct{})

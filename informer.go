@@ -76,13 +76,13 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 	if lw == nil || lw.ListFunc == nil || lw.WatchFunc == nil {
 		return nil, errorf("NewInformer[%T]: ListWatch needs ListFunc and WatchFunc", *new(T))
 	}
-	if opts.Namespace != "" {
+	if _, ok := opts.Namespace.Get(); ok {
 		return nil, errorf("NewInformer[%T]: Options.Namespace is for a Factory; the ListWatch's client sets the namespace", *new(T))
 	}
-	if opts.NamespaceSelector != "" {
+	if sel, _ := opts.NamespaceSelector.Get(); sel != "" {
 		return nil, errorf("NewInformer[%T]: Options.NamespaceSelector is for a Factory, which follows namespaces with its Namespace informer, or NewNamespaceSelectedInformer", *new(T))
 	}
-	c, err := resolveConfig(opts, FactoryOptions{}, guessResource[T](opts.Resource), "")
+	c, err := resolveConfig(opts, FactoryOptions{}, guessResource[T](opts.Resource))
 	if err != nil {
 		return nil, errorf("NewInformer[%T]: %w", *new(T), err)
 	}
@@ -151,7 +151,7 @@ func newSharedInformer[T Object](c config[T], failed error) *SharedInformer[T] {
 	}
 	i.store = store.New[T]()
 	i.reader = newReader(i.store, c.resource.GroupResource())
-	i.writer = newWriter(c.desc, i.store, c.transform, c.clear, c.intern, i.report)
+	i.writer = newWriter(c.desc, i.store, c.transform, c.clear, i.report)
 	if failed != nil {
 		i.state = stopped
 		close(i.stopped)

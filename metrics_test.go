@@ -74,7 +74,7 @@ func TestMetricsHook(t *testing.T) {
 	src.FailList(apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("denied")))
 	m := &countingMetrics{counts: map[string]int{}}
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-		Backoff: fastBackoff, Metrics: m, OnError: func(error) {}, Name: "pods",
+		Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), Metrics: informers.Set[informers.Metrics](m), OnError: informers.Set(func(error) {})}, Name: "pods",
 	})
 	require.NoError(t, err)
 	reg, err := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{

@@ -145,12 +145,12 @@ func TestQueueLimitRemovesTheHandler(t *testing.T) {
 	mustAdd(t, src, pod("ns", "a", nil))
 	reported := make(chan error, 1)
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-		OnError: func(err error) {
+		Tuning: informers.Tuning{OnError: informers.Set(func(err error) {
 			select {
 			case reported <- err:
 			default:
 			}
-		},
+		})},
 	})
 	require.NoError(t, err)
 	f := newStateFollower()
@@ -207,7 +207,7 @@ func TestQueueLimitCountsEventsOnly(t *testing.T) {
 func TestWaitForSyncOfRemovedHandler(t *testing.T) {
 	src := newPodSource()
 	mustAdd(t, src, pod("ns", "a", nil), pod("ns", "b", nil), pod("ns", "c", nil))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{OnError: func(error) {}})
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{OnError: informers.Set(func(error) {})}})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
 	waitSynced(t, inf)
@@ -253,7 +253,7 @@ func TestReadyCheck(t *testing.T) {
 	src := newPodSource()
 	mustAdd(t, src, pod("ns", "a", nil))
 	src.FailList(apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("RBAC: access denied")))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff, OnError: func(error) {}})
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(error) {})}})
 	require.NoError(t, err)
 	f := newStateFollower()
 	reg, err := inf.AddHandler(f, informers.WithName("follower"))

@@ -22,7 +22,7 @@ func forbiddenInformer(t *testing.T, why, name string) (*informers.SharedInforme
 	t.Helper()
 	src := newPodSource()
 	src.FailList(apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New(why)))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff, OnError: func(error) {}})
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(error) {})}})
 	require.NoError(t, err)
 	reg, err := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{}, informers.WithName(name))
 	require.NoError(t, err)

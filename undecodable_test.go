@@ -75,7 +75,7 @@ func TestUndecodableObjectKeepsItsLastGoodState(t *testing.T) {
 		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return w, nil })
 	lw.DisableWatchList = true
 	log := &errorLog{}
-	inf, rec := startRecording(t, lw, informers.Options[*corev1.Pod]{OnError: log.add, FailReadinessOnUndecodable: true})
+	inf, rec := startRecording(t, lw, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{OnError: informers.Set(log.add)}, FailReadinessOnUndecodable: true})
 	tracker := informers.NewTracker(inf, 2*time.Second)
 	ready := informers.ReadyCheck(inf)
 	req := httptest.NewRequest("GET", "/readyz", nil)

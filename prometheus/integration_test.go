@@ -49,7 +49,7 @@ func TestScrapeOnRealControlPlane(t *testing.T) {
 	m, err := informersprom.New(reg)
 	require.NoError(t, err)
 	backoff := &wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Cap: time.Second, Steps: 1 << 20}
-	f := informers.NewFactoryWith(admin, informers.FactoryOptions{Namespace: ns, Metrics: m, Backoff: backoff})
+	f := informers.NewFactoryWith(admin, informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), Metrics: informers.Set[informers.Metrics](m), Backoff: informers.Set(backoff)}})
 	pods := informers.Informer[*corev1.Pod](f)
 	stuck := make(chan struct{})
 	var release sync.Once
@@ -58,7 +58,7 @@ func TestScrapeOnRealControlPlane(t *testing.T) {
 		OnUpdate: func(_, _ *corev1.Pod) { <-stuck },
 	}, informers.WithName("stuck"))
 	require.NoError(t, err)
-	rf := informers.NewFactoryWith(restricted, informers.FactoryOptions{Namespace: ns, Metrics: m, Backoff: backoff, OnError: func(error) {}})
+	rf := informers.NewFactoryWith(restricted, informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), Metrics: informers.Set[informers.Metrics](m), Backoff: informers.Set(backoff), OnError: informers.Set(func(error) {})}})
 	informers.Informer[*corev1.Secret](rf)
 	allReady := func(r *http.Request) error { return errors.Join(f.ReadyCheck()(r), rf.ReadyCheck()(r)) }
 	url := serve(t, reg, allReady)

@@ -72,12 +72,14 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 		return err
 	}
 	// StripManagedFields saves memory: we never read managedFields.
-	fo := informers.FactoryOptions{StripManagedFields: true}
+	fo := informers.FactoryOptions{Tuning: informers.Tuning{StripManagedFields: informers.Set(true)}}
 	registry := prometheus.NewRegistry()
 	if o.MetricsAddr != "" {
-		if fo.Metrics, err = informersprom.New(registry); err != nil {
+		metrics, err := informersprom.New(registry)
+		if err != nil {
 			return err
 		}
+		fo.Metrics = informers.Set[informers.Metrics](metrics)
 	}
 	factory := informers.NewFactoryWith(clientset, fo)
 	pods := informers.Informer[*corev1.Pod](factory)

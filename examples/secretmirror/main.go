@@ -100,10 +100,10 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 	// Each informer caches only what the controller reads: the labelled
 	// secrets of one namespace, the mirrors in the other.
 	sources := informers.InformerWith(factory, informers.Options[*corev1.Secret]{
-		Namespace: o.From, LabelSelector: mirrorLabel + "=true",
+		Tuning: informers.Tuning{Namespace: informers.Set(o.From)}, LabelSelector: mirrorLabel + "=true",
 	})
 	mirrors := informers.InformerWith(factory, informers.Options[*corev1.Secret]{
-		Namespace: o.To, LabelSelector: sourceLabel + "=" + o.From,
+		Tuning: informers.Tuning{Namespace: informers.Set(o.To)}, LabelSelector: sourceLabel + "=" + o.From,
 	})
 	c := &controller{
 		from: o.From, to: o.To, clientset: clientset,

@@ -97,9 +97,9 @@ func TestPoisonObject(t *testing.T) {
 			log := &poisonLog{bad: map[types.NamespacedName]*informers.UndecodableObjectError{}}
 			f := informers.NewFactoryWith(nil, informers.FactoryOptions{
 				RESTConfig: env.Config(), Scheme: gadgetSchemeOf(schema.GroupVersion{Group: group, Version: "v1"}),
-				Backoff: fastBackoff, DisableWatchList: tc.listOnly,
+				Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), DisableWatchList: informers.Set(tc.listOnly)},
 			})
-			inf := informers.InformerWith(f, informers.Options[*Gadget]{Namespace: ns, OnError: log.onError})
+			inf := informers.InformerWith(f, informers.Options[*Gadget]{Tuning: informers.Tuning{Namespace: informers.Set(ns), OnError: informers.Set(log.onError)}})
 			_, err = inf.AddHandler(informers.HandlerFuncs[*Gadget]{OnDelete: func(d informers.Deleted[*Gadget]) {
 				log.mu.Lock()
 				defer log.mu.Unlock()
