@@ -1372,14 +1372,10 @@ func benchStuckHandler(b *testing.B, pods *bf.PodList, updates int, merge bool) 
 		seen[p.Namespace+"/"+p.Name] = p.ResourceVersion
 		mu.Unlock()
 	}
-	var opts []informers.HandlerOption
-	if merge {
-		opts = append(opts, informers.MergeByKey())
-	}
-	reg, err := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{
+	reg, err := inf.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{
 		OnAdd:    func(p *corev1.Pod, initial bool) { note(p) },
 		OnUpdate: func(_, p *corev1.Pod) { <-stuck; note(p) },
-	}, opts...)
+	}, informers.HandlerOptions{MergeByKey: merge})
 	if err != nil {
 		b.Fatal(err)
 	}

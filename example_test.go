@@ -404,7 +404,7 @@ func ExampleReadyCheck() {
 	inf, _ := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
 		Tuning: informers.Tuning{Backoff: informers.Set(&wait.Backoff{Duration: 10 * time.Millisecond})}, // retry soon, for the example
 	})
-	reg, _ := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{}, informers.WithName("podcount"))
+	reg, _ := inf.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{}, informers.HandlerOptions{Name: "podcount"})
 	ready := informers.ReadyCheck(inf, reg) // for /readyz, or mgr.AddReadyzCheck("informers", ready)
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -408,21 +408,21 @@ func TestFactoryDynamicAndMetadata(t *testing.T) {
 // factoryWithStuckHandler returns a factory over one pod and its pod
 // informer, with a handler that blocks in its first call: entered is
 // closed once it has, and closing release lets it return.
-func factoryWithStuckHandler(t *testing.T, opts ...informers.HandlerOption) (f *informers.Factory, pods *informers.SharedInformer[*corev1.Pod], entered, release chan struct{}) {
+func factoryWithStuckHandler(t *testing.T, opts informers.HandlerOptions) (f *informers.Factory, pods *informers.SharedInformer[*corev1.Pod], entered, release chan struct{}) {
 	t.Helper()
 	f = informers.NewFactory(fake.NewClientset(&corev1.Pod{ObjectMeta: meta("a", "p")}))
 	pods = informers.Informer[*corev1.Pod](f)
 	entered, release = make(chan struct{}), make(chan struct{})
-	_, err := pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) {
+	_, err := pods.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) {
 		close(entered)
 		<-release
-	}}, opts...)
+	}}, opts)
 	require.NoError(t, err)
 	return f, pods, entered, release
 }
 
 func TestFactoryShutdown(t *testing.T) {
-	f, _, entered, release := factoryWithStuckHandler(t, informers.WithName("stuck"))
+	f, _, entered, release := factoryWithStuckHandler(t, informers.HandlerOptions{Name: "stuck"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f.Start(ctx)
@@ -491,7 +491,7 @@ func TestFactoryReleaseNeverStarted(t *testing.T) {
 // Shutdown called with the context that Start was given, which has ended,
 // still waits for the informers' goroutines, up to the grace period.
 func TestFactoryShutdownAfterStartContextEnded(t *testing.T) {
-	f, pods, entered, release := factoryWithStuckHandler(t)
+	f, pods, entered, release := factoryWithStuckHandler(t, informers.HandlerOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	f.Start(ctx)
 	<-entered
@@ -532,7 +532,7 @@ func TestFactoryReadyCheckCoversHandlers(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	stuck := informers.HandlerFuncs[*corev1.ConfigMap]{OnAdd: func(*corev1.ConfigMap, bool) { <-release }}
-	slow, err := cms.AddHandler(stuck, informers.WithName("slow"))
+	slow, err := cms.AddHandlerWith(stuck, informers.HandlerOptions{Name: "slow"})
 	require.NoError(t, err)
 	testutil.StartFactory(t, f)
 	waitSynced(t, f)
@@ -543,7 +543,7 @@ func TestFactoryReadyCheckCoversHandlers(t *testing.T) {
 	slow.Remove()
 	testutil.Eventually(t, func() bool { return ready(nil) == nil }, "a removed handler still counts: %v", ready(nil))
 
-	_, err = cms.AddHandler(stuck, informers.WithName("bounded"), informers.WithQueueLimit(2))
+	_, err = cms.AddHandlerWith(stuck, informers.HandlerOptions{Name: "bounded", QueueLimit: 2})
 	require.NoError(t, err)
 	var overflow *informers.HandlerOverflowError
 	testutil.Eventually(t, func() bool { return errors.As(ready(nil), &overflow) }, "an overflowed handler does not fail readiness: %v", ready(nil))

@@ -228,7 +228,7 @@ func TestResync(t *testing.T) {
 	mustAdd(t, src, pod("a", "x", nil), pod("a", "y", nil))
 	inf := newPodInformer(t, src)
 	resynced, plain := &recorder{}, &recorder{}
-	_, err := inf.AddHandler(resynced, informers.WithResync(20*time.Millisecond))
+	_, err := inf.AddHandlerWith(resynced, informers.HandlerOptions{ResyncPeriod: informers.Set(20 * time.Millisecond)})
 	require.NoError(t, err)
 	_, err = inf.AddHandler(plain)
 	require.NoError(t, err)
@@ -391,12 +391,12 @@ func TestPanickingHandler(t *testing.T) {
 	})
 	require.NoError(t, err)
 	var afterPanic atomic.Int32
-	_, err = inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(p *corev1.Pod, _ bool) {
+	_, err = inf.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(p *corev1.Pod, _ bool) {
 		if p.Name == "boom" {
 			panic("handler bug")
 		}
 		afterPanic.Add(1)
-	}}, informers.WithName("buggy"))
+	}}, informers.HandlerOptions{Name: "buggy"})
 	require.NoError(t, err)
 	healthy := &recorder{}
 	_, err = inf.AddHandler(healthy)

@@ -77,13 +77,13 @@ func TestMetricsHook(t *testing.T) {
 		Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), Metrics: informers.Set[informers.Metrics](m), OnError: informers.Set(func(error) {})}, Name: "pods",
 	})
 	require.NoError(t, err)
-	reg, err := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{
+	reg, err := inf.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{
 		OnUpdate: func(_, p *corev1.Pod) {
 			if p.Name == "panics" {
 				panic("handler bug")
 			}
 		},
-	}, informers.WithName("h"))
+	}, informers.HandlerOptions{Name: "h"})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

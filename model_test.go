@@ -724,7 +724,7 @@ func (r *modelRun) addHandler(when string) {
 	if r.rng.IntN(3) == 0 {
 		m.lag = time.Duration(20+r.rng.IntN(200)) * time.Microsecond
 	}
-	reg, err := r.inf.AddHandler(m, informers.WithName(m.name))
+	reg, err := r.inf.AddHandlerWith(m, informers.HandlerOptions{Name: m.name})
 	require.NoError(r.t, err)
 	m.reg = reg
 	r.mirrors = append(r.mirrors, m)

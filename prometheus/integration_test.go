@@ -54,9 +54,9 @@ func TestScrapeOnRealControlPlane(t *testing.T) {
 	stuck := make(chan struct{})
 	var release sync.Once
 	defer release.Do(func() { close(stuck) })
-	_, err = pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{
+	_, err = pods.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{
 		OnUpdate: func(_, _ *corev1.Pod) { <-stuck },
-	}, informers.WithName("stuck"))
+	}, informers.HandlerOptions{Name: "stuck"})
 	require.NoError(t, err)
 	rf := informers.NewFactoryWith(restricted, informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), Metrics: informers.Set[informers.Metrics](m), Backoff: informers.Set(backoff), OnError: informers.Set(func(error) {})}})
 	informers.Informer[*corev1.Secret](rf)

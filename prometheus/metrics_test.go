@@ -50,14 +50,14 @@ func TestMetrics(t *testing.T) {
 	require.NoError(t, err)
 	var release sync.Once
 	stuck := make(chan struct{})
-	h, err := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{
+	h, err := inf.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{
 		OnUpdate: func(_, p *corev1.Pod) {
 			if p.Name == "bad" {
 				panic("bug")
 			}
 			<-stuck
 		},
-	}, informers.WithName("h"))
+	}, informers.HandlerOptions{Name: "h"})
 	require.NoError(t, err)
 	url := serve(t, reg, informers.ReadyCheck(inf, h))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -253,7 +253,7 @@ func TestMetricNames(t *testing.T) {
 	src := informerstest.NewSource[*corev1.Pod, *corev1.PodList](corev1.Resource("pods"))
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Metrics: informers.Set[informers.Metrics](m)}})
 	require.NoError(t, err)
-	_, err = inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{}, informers.WithName("h"))
+	_, err = inf.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{}, informers.HandlerOptions{Name: "h"})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
 	require.NoError(t, informers.WaitForSync(testutil.Context(t, time.Minute), inf))

@@ -100,10 +100,10 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 		default: // a print is pending already
 		}
 	}
-	_, err = pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{
+	_, err = pods.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{
 		OnAdd:    func(*corev1.Pod, bool) { poke() },
 		OnDelete: func(informers.Deleted[*corev1.Pod]) { poke() },
-	}, informers.WithName("quickstart"))
+	}, informers.HandlerOptions{Name: "quickstart"})
 	if err != nil {
 		return err // the informer could not be made; err says why
 	}

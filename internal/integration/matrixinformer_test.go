@@ -108,11 +108,7 @@ func startMatrixInformer[T informers.Object](t *testing.T, env *testenv.Env, ns 
 	}
 	for j, merge := range []bool{false, true} {
 		h := newTracker[T]()
-		var hopts []informers.HandlerOption
-		if merge {
-			hopts = append(hopts, informers.MergeByKey())
-		}
-		reg, err := inf.AddHandler(h, hopts...)
+		reg, err := inf.AddHandlerWith(h, informers.HandlerOptions{MergeByKey: merge})
 		require.NoError(t, err)
 		m.handlers[j], m.regs[j] = h, reg
 	}
