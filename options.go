@@ -46,8 +46,8 @@ type Options[T Object] struct {
 	// "namespace" is taken by the built-in namespace index.
 	Indexers map[string]IndexFunc[T]
 	// Transform, if set, changes each object before it is stored and
-	// handed to handlers; it runs after StripManagedFields. See the table
-	// in docs/memory.md for the other ways to keep less.
+	// handed to handlers; it runs after StripManagedFields. For the other
+	// ways to keep less, see the table "When to use which" in docs/memory.md.
 	Transform TransformFunc[T]
 	// SkipFields names fields the informer never decodes, by their JSON
 	// paths: "metadata.managedFields", "status.conditions",
@@ -62,7 +62,7 @@ type Options[T Object] struct {
 	// decoded). The name, namespace, UID and resource version of the
 	// metadata cannot be skipped; everything that reads a skipped field
 	// (an index, a transform, a selector on it) sees it empty. See the
-	// table in docs/memory.md.
+	// table "When to use which" in docs/memory.md.
 	SkipFields []string
 	// FailReadinessOnUndecodable makes ReadyCheck fail, with an
 	// *UndecodableObjectsError, while the server has objects of the

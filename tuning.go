@@ -67,8 +67,8 @@ type Tuning struct {
 	// whichever suits the selection.
 	NamespaceMode Setting[NamespaceMode]
 	// StripManagedFields drops metadata.managedFields from every cached
-	// object, before the informer's Transform; off by default. See the
-	// table in docs/memory.md for the other ways to keep less.
+	// object, before the informer's Transform; off by default. For the
+	// other ways to keep less, see the table "When to use which" in docs/memory.md.
 	StripManagedFields Setting[bool]
 	// ResyncPeriod is the default resync period of handlers: every period,
 	// each handler receives the whole cache as updates. 0 (the default)
@@ -79,7 +79,8 @@ type Tuning struct {
 	// informers, and the JSON of custom resources and of
 	// *unstructured.Unstructured, sharing equal strings and parts between
 	// cached objects as they decode. Off, objects are decoded by
-	// client-go's codecs, as client-go decodes them. See docs/memory.md.
+	// client-go's codecs, as client-go decodes them. See the table
+	// "When to use which" in docs/memory.md.
 	DisableDecoder Setting[bool]
 	// DisableWatchList makes informers sync by listing in pages, then
 	// watching, instead of by a watch-list stream (the default where the

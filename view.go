@@ -74,8 +74,8 @@ import (
 // apply as to the full type: SkipFields names the view's fields by their
 // JSON paths; DisableDecoder cannot be set, the library's decoders being
 // the only ones that decode views. Writing a view back to the server would
-// drop every field it omits: change objects with patches. See
-// docs/memory.md.
+// drop every field it omits: change objects with patches. For the other
+// ways to keep less, see the table "When to use which" in docs/memory.md.
 type ViewMeta struct {
 	Name              string                  `json:"name,omitempty"`
 	Namespace         string                  `json:"namespace,omitempty"`
