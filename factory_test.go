@@ -232,7 +232,7 @@ func TestFactoryErrors(t *testing.T) {
 		{"bad selector", informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "a=b=c"}).Err(), `label selector "a=b=c"`},
 		{"another transform", informers.InformerWith(f, informers.Options[*corev1.Pod]{
 			Transform: func(p *corev1.Pod) (*corev1.Pod, error) { return p, nil }}).Err(), "another transform"},
-		{"list on an informer that streams", informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{DisableWatchList: informers.Set(true)}}).Err(), "without DisableWatchList"},
+		{"list on an informer that streams", informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{DisableWatchList: informers.Set(true)}}).Err(), "with DisableWatchList false"},
 		{"no client", informers.Informer[*corev1.Pod](informers.NewFactory(nil)).Err(), "needs a clientset"},
 	}
 	for _, tt := range tests {
