@@ -15,7 +15,7 @@ BENCH_COUNT ?= 5
 BENCH_OUT   ?= bench.txt
 BENCH_STAT  ?= benchstat.txt
 BENCH_SVG   ?= benchmarks.svg
-BENCH_IMPLS ?= clientgo clientgo-typed clientgo-strip clientgo-watchlist informers informers-iter informers-strip informers-skip informers-nodecoder informers-intern informers-strip-intern informers-list informers-view informers-view-empty floor wire-floor
+BENCH_IMPLS ?= clientgo clientgo-typed clientgo-strip clientgo-watchlist informers informers-iter informers-strip informers-skip informers-nodecoder informers-list informers-view informers-view-empty floor wire-floor
 
 .PHONY: bench
 bench:

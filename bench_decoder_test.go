@@ -22,8 +22,6 @@ import (
 //	informers            ours with default options: the library's decoder
 //	informers-nodecoder  ours with Options.DisableDecoder: lists decoded by
 //	                     client-go's codecs, watches by the generated code
-//	informers-intern     the same with Options.Intern: interning after
-//	                     decoding, the opt-in before the decoder
 //	informers-skip       the decoder with SkipFields metadata.managedFields
 //	informers-view       a view of the fields a controller reads, and
 //	informers-view-empty of the metadata alone (see bench_view_test.go)
@@ -35,7 +33,6 @@ func benchWireSyncVariants(managedFields bool) []benchSyncVariant {
 		{"clientgo", benchClientGoImpl, benchCacheOptions{}},
 		{"informers", benchInformersImpl, benchCacheOptions{}},
 		{"informers-nodecoder", benchInformersImpl, benchCacheOptions{DisableDecoder: true}},
-		{"informers-intern", benchInformersImpl, benchCacheOptions{DisableDecoder: true, Intern: true}},
 		{"informers-view", benchViewImpl, benchCacheOptions{}},
 		{"informers-view-empty", benchEmptyViewImpl, benchCacheOptions{}},
 		{"floor", benchFloorImpl, benchCacheOptions{}},

@@ -65,7 +65,7 @@ func benchCreateApplications(ctx context.Context, cfg *rest.Config, cs kubernete
 func benchE2EApplicationSyncs(cfg *rest.Config, ns string) []benchE2ESync {
 	ours := func(inf func(*informers.Factory) error, opts informers.FactoryOptions) func(context.Context) (func(), error) {
 		return func(ctx context.Context) (func(), error) {
-			opts.RESTConfig, opts.Scheme, opts.Namespace = cfg, benchJSONScheme(), ns
+			opts.RESTConfig, opts.Scheme, opts.Namespace = cfg, benchJSONScheme(), informers.Set(ns)
 			f := informers.NewFactoryWith(nil, opts)
 			if err := inf(f); err != nil {
 				return nil, err
@@ -102,8 +102,8 @@ func benchE2EApplicationSyncs(cfg *rest.Config, ns string) []benchE2ESync {
 		{"clientgo-dynamic-watchlist", true, clientGoDynamic},
 		{"informers", true, ours(typed, informers.FactoryOptions{})},
 		{"informers-unstructured", true, ours(untyped, informers.FactoryOptions{})},
-		{"informers-list", false, ours(typed, informers.FactoryOptions{DisableWatchList: true})},
-		{"informers-unstructured-list", false, ours(untyped, informers.FactoryOptions{DisableWatchList: true})},
+		{"informers-list", false, ours(typed, informers.FactoryOptions{Tuning: informers.Tuning{DisableWatchList: informers.Set(true)}})},
+		{"informers-unstructured-list", false, ours(untyped, informers.FactoryOptions{Tuning: informers.Tuning{DisableWatchList: informers.Set(true)}})},
 		{"wire-floor", false, benchWireFloorJSON(cfg, ns)},
 	}
 }

@@ -74,8 +74,6 @@ type benchCacheOptions struct {
 	NodeIndex bool
 	// StripManagedFields drops managedFields before caching.
 	StripManagedFields bool
-	// Intern turns our interning on (ours only).
-	Intern bool
 	// DisableDecoder turns our decoder off (ours only, fixture=wire).
 	DisableDecoder bool
 	// SkipManagedFields has ours never decode managedFields.
@@ -113,11 +111,6 @@ var (
 	benchClientGoTypedImpl = benchImpl{"clientgo-typed", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewClientGo(s, o, true) }}
 	// benchInformersImpl is ours.
 	benchInformersImpl = benchImpl{"informers", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewInformers(s, o) }}
-	// benchInformersInternImpl is ours, interning (Options.Intern).
-	benchInformersInternImpl = benchImpl{"informers-intern", func(s benchSource, o benchCacheOptions) (benchCache, error) {
-		o.Intern = true
-		return benchNewInformers(s, o)
-	}}
 	// benchFloorImpl is the least work possible; see benchFloorCache.
 	benchFloorImpl = benchImpl{"floor", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewFloorCache(s, o), nil }}
 )
@@ -183,9 +176,6 @@ type benchClientGo struct {
 func benchNewClientGo(s benchSource, o benchCacheOptions, typed bool) (*benchClientGo, error) {
 	if err := benchCheckClientGoListWatch(); err != nil {
 		return nil, err
-	}
-	if o.Intern {
-		return nil, errors.New("client-go does not intern")
 	}
 	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 	if o.NodeIndex {
@@ -279,7 +269,7 @@ type benchInformers struct {
 // benchNewInformers returns our informer over s, listing and watching (watch-
 // list streaming off, as for client-go).
 func benchNewInformers(s benchSource, o benchCacheOptions) (*benchInformers, error) {
-	opts := informers.Options[*corev1.Pod]{ResyncPeriod: o.Resync, Intern: o.Intern, DisableDecoder: o.DisableDecoder}
+	opts := informers.Options[*corev1.Pod]{Tuning: informers.Tuning{ResyncPeriod: informers.Set(o.Resync), DisableDecoder: informers.Set(o.DisableDecoder)}}
 	if o.StripManagedFields {
 		opts.Transform = informers.StripManagedFields[*corev1.Pod]()
 	}

@@ -111,7 +111,7 @@ func benchJSONRunClientGo[T any](inf cache.SharedIndexInformer, onAdd func(), us
 // type), listing and watching as client-go does here.
 func benchJSONInformers[T informers.Object](srv *bf.JSONServer, onAdd func()) (func(), error) {
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{
-		RESTConfig: srv.Config(), Scheme: benchJSONScheme(), DisableWatchList: true, PageSize: benchPageSize,
+		RESTConfig: srv.Config(), Scheme: benchJSONScheme(), Tuning: informers.Tuning{DisableWatchList: informers.Set(true), PageSize: informers.Set[int64](benchPageSize)},
 	})
 	inf := informers.InformerWith(f, informers.Options[T]{Resource: bf.ApplicationResource})
 	if err := inf.LastError(); err != nil {

@@ -68,7 +68,7 @@ func benchConfigMap(ns, name string) *corev1.ConfigMap {
 }
 
 func (nb *namespaceBench) factory() *informers.Factory {
-	return informers.NewFactoryWith(nil, informers.FactoryOptions{Server: nb.cluster, OnError: func(error) {}})
+	return informers.NewFactoryWith(nil, informers.FactoryOptions{Server: nb.cluster, Tuning: informers.Tuning{OnError: informers.Set(func(error) {})}})
 }
 
 // BenchmarkNamespaceSelector compares, on 1 000 namespaces of 100 config
@@ -102,9 +102,9 @@ func BenchmarkNamespaceSelector(b *testing.B) {
 				opts := informers.Options[*corev1.ConfigMap]{}
 				switch impl {
 				case "informers":
-					opts.NamespaceSelector = "team=a"
+					opts.NamespaceSelector = informers.Set("team=a")
 				case "informers-clusterwide":
-					opts.NamespaceSelector, opts.NamespaceMode = "team=a", informers.NamespaceModeClusterWide
+					opts.NamespaceSelector, opts.NamespaceMode = informers.Set("team=a"), informers.Set(informers.NamespaceModeClusterWide)
 				}
 				inf := informers.InformerWith(f, opts)
 				var delivered atomic.Int64
@@ -148,7 +148,7 @@ func BenchmarkNamespaceSelector(b *testing.B) {
 // entering team=a to the last of its 1 000 adds delivered, in mode.
 func benchmarkEnter(b *testing.B, nb *namespaceBench, entering string, mode informers.NamespaceMode) {
 	f := nb.factory()
-	inf := informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{NamespaceSelector: "team=a", NamespaceMode: mode})
+	inf := informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a"), NamespaceMode: informers.Set(mode)}})
 	var adds, deletes atomic.Int64
 	if _, err := inf.AddHandler(informers.HandlerFuncs[*corev1.ConfigMap]{
 		OnAdd: func(cm *corev1.ConfigMap, _ bool) {

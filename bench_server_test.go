@@ -174,9 +174,8 @@ func benchServerInformers[T informers.Object](opts informers.Options[T]) func(co
 	return func(ctx context.Context, cfg *rest.Config, watchList bool, onAdd, onUpdate func()) (*benchServerCache, error) {
 		var lastErr atomic.Pointer[error]
 		f := informers.NewFactoryWith(nil, informers.FactoryOptions{
-			RESTConfig:       cfg,
-			DisableWatchList: !watchList,
-			OnError:          func(err error) { lastErr.Store(&err) },
+			RESTConfig: cfg,
+			Tuning:     informers.Tuning{DisableWatchList: informers.Set(!watchList), OnError: informers.Set(func(err error) { lastErr.Store(&err) })},
 		})
 		inf := informers.InformerWith(f, opts)
 		h := informers.HandlerFuncs[T]{OnAdd: func(T, bool) { onAdd() }}

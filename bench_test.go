@@ -13,7 +13,6 @@
 //	informers        ours, reading through slices (Lister.List, Index.List)
 //	informers-iter   ours, reading through iterators (All, Select)
 //	informers-strip  ours with the StripManagedFields transform
-//	informers-intern ours interning (Options.Intern); with -strip-, both
 //	clientgo-strip   client-go with a transform that strips managedFields
 //	floor            the least work possible: a map and a namespace (and
 //	                 node) index under one mutex, handlers called directly
@@ -413,21 +412,19 @@ type benchSyncVariant struct {
 	opts benchCacheOptions
 }
 
-// benchSyncVariants are the variants of InitialSync: ours as users get it
-// and interning, client-go, the floor, and, for pods with managedFields,
-// client-go and ours (interning) stripping them.
+// benchSyncVariants are the variants of InitialSync: ours as users get it,
+// client-go, the floor, and, for pods with managedFields, client-go and
+// ours stripping them.
 func benchSyncVariants(managedFields bool) []benchSyncVariant {
 	v := []benchSyncVariant{
 		{"clientgo", benchClientGoImpl, benchCacheOptions{}},
 		{"informers", benchInformersImpl, benchCacheOptions{}},
-		{"informers-intern", benchInformersImpl, benchCacheOptions{Intern: true}},
 		{"floor", benchFloorImpl, benchCacheOptions{}},
 	}
 	if managedFields {
 		v = append(v,
 			benchSyncVariant{"clientgo-strip", benchClientGoImpl, benchCacheOptions{StripManagedFields: true}},
 			benchSyncVariant{"informers-strip", benchInformersImpl, benchCacheOptions{StripManagedFields: true}},
-			benchSyncVariant{"informers-strip-intern", benchInformersImpl, benchCacheOptions{StripManagedFields: true, Intern: true}},
 		)
 	}
 	return v
@@ -568,7 +565,7 @@ func BenchmarkSyncScale(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl, benchInformersInternImpl, benchFloorImpl} {
+		for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl, benchFloorImpl} {
 			v := benchSyncVariant{impl.Name, impl, benchCacheOptions{}}
 			b.Run(fmt.Sprintf("pods=%d/impl=%s", count, impl.Name), func(b *testing.B) {
 				benchInitialSync(b, v, benchSource{List: wire.List, Watch: idleWatch}, count)
@@ -983,7 +980,7 @@ func BenchmarkRetention(b *testing.B) {
 			wire := benchWire(b, count, false, bf.Protobuf)
 			list, event = wire.List, wire.Pod
 		}
-		for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl, benchInformersInternImpl} {
+		for _, impl := range []benchImpl{benchClientGoImpl, benchInformersImpl} {
 			b.Run(fmt.Sprintf("pods=%d/updated=%d/fixture=%s/impl=%s", count, updated, fixture, impl.Name), func(b *testing.B) {
 				benchRetention(b, impl, list, event, updated)
 			})
@@ -1112,8 +1109,6 @@ func benchSlowHandler(b *testing.B, impl benchImpl, pods *bf.PodList, events [2]
 //	impl=informers-nodecoder the same with FactoryOptions.DisableDecoder:
 //	                         lists decoded by client-go's codecs, watches
 //	                         by the generated code
-//	impl=informers-intern    the same with FactoryOptions.Intern too:
-//	                         interning after decoding
 //	impl=informers-list      our informer over the same typed client with
 //	                         watch-list off: the same protocol as clientgo
 //	impl=wire-floor          no informer: the same watch-list request as
@@ -1290,9 +1285,8 @@ func benchE2ESyncs[T informers.Object, L informers.List](cs kubernetes.Interface
 	return []benchE2ESync{
 		{"clientgo", false, clientGo},
 		{"clientgo-watchlist", true, clientGo},
-		{"informers", true, ours(informers.FactoryOptions{Namespace: ns})},
-		{"informers-nodecoder", true, ours(informers.FactoryOptions{Namespace: ns, DisableDecoder: true})},
-		{"informers-intern", true, ours(informers.FactoryOptions{Namespace: ns, DisableDecoder: true, Intern: true})},
+		{"informers", true, ours(informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns)}})},
+		{"informers-nodecoder", true, ours(informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), DisableDecoder: informers.Set(true)}})},
 		{"wire-floor", false, benchWireFloor(cs, ns, gvr, reflect.TypeFor[T]().Elem().Name())},
 		{"informers-list", false, func(ctx context.Context) (func(), error) {
 			lw := informers.FromClient[T](client)
@@ -1378,14 +1372,10 @@ func benchStuckHandler(b *testing.B, pods *bf.PodList, updates int, merge bool) 
 		seen[p.Namespace+"/"+p.Name] = p.ResourceVersion
 		mu.Unlock()
 	}
-	var opts []informers.HandlerOption
-	if merge {
-		opts = append(opts, informers.MergeByKey())
-	}
-	reg, err := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{
+	reg, err := inf.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{
 		OnAdd:    func(p *corev1.Pod, initial bool) { note(p) },
 		OnUpdate: func(_, p *corev1.Pod) { <-stuck; note(p) },
-	}, opts...)
+	}, informers.HandlerOptions{MergeByKey: merge})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func benchNewViewInformer[V informers.Object](s benchSource, o benchCacheOptions
 	if s.ListBytes == nil {
 		return nil, errors.New("views decode the bytes of fixture=wire")
 	}
-	opts := informers.Options[V]{ResyncPeriod: o.Resync}
+	opts := informers.Options[V]{Tuning: informers.Tuning{ResyncPeriod: informers.Set(o.Resync)}}
 	if o.SkipManagedFields {
 		opts.SkipFields = []string{"metadata.managedFields"}
 	}

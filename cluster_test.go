@@ -70,7 +70,7 @@ func TestFactoryOnTestCluster(t *testing.T) {
 	cluster := informerstest.NewCluster()
 	informerstest.Serve(cluster, corev1.SchemeGroupVersion.WithResource("pods"), pods)
 
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: cluster, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: cluster, Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	inf := informers.Informer[*corev1.Pod](f)
 	c := &podTracker{queue: workqueue.NewTyped[types.NamespacedName](), lister: inf.Lister(), exists: map[types.NamespacedName]string{}}
 	reg, err := inf.AddHandler(informers.Enqueue[*corev1.Pod](c.queue))

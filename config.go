@@ -39,7 +39,7 @@ type config[T Object] struct {
 	transform      TransformFunc[T]
 	indexers       map[string]IndexFunc[T]
 	resync         time.Duration
-	intern         bool
+	stripManaged   bool               // StripManagedFields, chained before transform
 	decoding       apiclient.Decoding // skip sorted
 	schemaCheck    SchemaCheck        // of a view
 	clear          func(T)            // clears the fields decoding skips; nil if none
@@ -61,38 +61,34 @@ type config[T Object] struct {
 	tweak func(*metav1.ListOptions)
 }
 
-// resolveConfig resolves o, with the zero fields of its tuning taken from
-// the factory's options f (the zero FactoryOptions for NewInformer), for
-// an informer of resource, in namespace ns.
-func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.GroupVersionResource, ns string) (config[T], error) {
-	f = factoryDefaultsFor(f, resource)
-	namespaceSel := cmp.Or(o.NamespaceSelector, f.NamespaceSelector)
+// resolveConfig resolves o, with the settings its Tuning leaves unset
+// taken from the factory's options f (the zero FactoryOptions for
+// NewInformer), for an informer of resource.
+func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.GroupVersionResource) (config[T], error) {
+	t := o.Tuning.over(factoryDefaultsFor(f, resource).Tuning)
 	c := config[T]{
 		resource:        resource,
 		desc:            describe[T](resource),
 		transform:       o.Transform,
 		indexers:        o.Indexers,
-		resync:          cmp.Or(o.ResyncPeriod, f.ResyncPeriod),
-		intern:          o.Intern || f.Intern,
-		decoding:        apiclient.Decoding{Disabled: o.DisableDecoder || f.DisableDecoder},
-		noWatchList:     o.DisableWatchList || f.DisableWatchList,
+		resync:          t.ResyncPeriod.value,
+		decoding:        apiclient.Decoding{Disabled: t.DisableDecoder.value},
+		noWatchList:     t.DisableWatchList.value,
 		waitForResource: o.WaitForResource,
-		onError:         o.OnError,
-		backoff:         cmp.Or(o.Backoff, f.Backoff),
-		minWatchTimeout: max(cmp.Or(o.MinWatchTimeout, f.MinWatchTimeout), minWatchTimeout),
-		pageSize:        cmp.Or(o.PageSize, f.PageSize),
-		metrics:         cmp.Or(o.Metrics, f.Metrics),
-		staleness:       cmp.Or(o.Staleness, f.Staleness),
-		namespaceMode:   cmp.Or(o.NamespaceMode, f.NamespaceMode),
+		onError:         t.OnError.value,
+		backoff:         t.Backoff.value,
+		minWatchTimeout: max(t.MinWatchTimeout.value, minWatchTimeout),
+		pageSize:        t.PageSize.value,
+		metrics:         t.Metrics.value,
+		staleness:       t.Staleness.value,
+		namespaceMode:   t.NamespaceMode.value,
+		stripManaged:    t.StripManagedFields.value,
 		tweak:           f.Tweak,
 
 		failOnUndecodable: o.FailReadinessOnUndecodable,
-		schemaCheck:       cmp.Or(o.SchemaCheck, f.SchemaCheck),
+		schemaCheck:       t.SchemaCheck.value,
 	}
-	if c.onError == nil {
-		c.onError = f.OnError
-	}
-	if f.StripManagedFields {
+	if c.stripManaged {
 		c.transform = chainOptional(StripManagedFields[T](), o.Transform)
 	}
 	if o.SkipFields != nil {
@@ -103,10 +99,11 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 		}
 		c.clear = clear
 	}
+	namespaceSel := t.NamespaceSelector.value
 	if err := checkNamespaceMode(c.namespaceMode, o.Shard != nil && namespaceSel != ""); err != nil {
 		return config[T]{}, err
 	}
-	sel, filter, err := newSelection(ns, o.LabelSelector, o.FieldSelector, namespaceSel)
+	sel, filter, err := newSelection(t.Namespace.value, o.LabelSelector, o.FieldSelector, namespaceSel)
 	if err != nil {
 		return config[T]{}, err
 	}
@@ -122,11 +119,11 @@ func resolveConfig[T Object](o Options[T], f FactoryOptions, resource schema.Gro
 }
 
 // factoryDefaultsFor returns the factory options that are the defaults of
-// an informer of resource: the factory's NamespaceSelector is not one of
-// the Namespace informer's, which it needs.
+// an informer of resource: the factory's namespace selection is not one
+// of the Namespace informer's, which it needs.
 func factoryDefaultsFor(f FactoryOptions, resource schema.GroupVersionResource) FactoryOptions {
 	if resource == namespacesResource {
-		f.NamespaceSelector, f.NamespaceMode = "", NamespaceModeAuto
+		f.NamespaceSelector, f.NamespaceMode = Setting[string]{}, Setting[NamespaceMode]{}
 	}
 	return f
 }
@@ -173,14 +170,6 @@ func (c config[T]) viaFactory(lists *semaphore.Weighted) config[T] {
 	if c.filter.namespaces != nil {
 		c.decoding.Shared = new(apiclient.Decoders)
 	}
-	return c
-}
-
-// decodedBy completes c for list-watch functions that decode with the
-// library's decoder (decoded) or not: the decoder shares equal parts
-// already, so the informer interns only what it did not decode.
-func (c config[T]) decodedBy(decoded bool) config[T] {
-	c.intern = c.intern && !decoded
 	return c
 }
 

@@ -32,7 +32,7 @@ func TestWaitForSyncNamesAnUnknownContentType(t *testing.T) {
 		_, _ = w.Write([]byte("<html>a proxy's login page</html>"))
 	}))
 	t.Cleanup(srv.Close)
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: &rest.Config{Host: srv.URL}, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: &rest.Config{Host: srv.URL}, Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	pods := informers.Informer[*corev1.Pod](f)
 	testutil.StartFactory(t, f)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)

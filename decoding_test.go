@@ -84,7 +84,7 @@ func TestDecoderOnTheWire(t *testing.T) {
 		t.Run(fmt.Sprintf("disable=%v", disable), func(t *testing.T) {
 			r, w := io.Pipe()
 			t.Cleanup(func() { w.Close() })
-			opts := informers.Options[*corev1.Pod]{DisableDecoder: disable, PageSize: 5}
+			opts := informers.Options[*corev1.Pod]{Tuning: informers.Tuning{DisableDecoder: informers.Set(disable), PageSize: informers.Set[int64](5)}}
 			lw, err := informers.WireListWatch(opts, wire.ListBytes, func() io.ReadCloser { return r })
 			require.NoError(t, err)
 			lw.DisableWatchList = true
@@ -143,7 +143,7 @@ func TestFactorySkipFields(t *testing.T) {
 	require.Same(t, first, informers.InformerWith(f, informers.Options[*corev1.Pod]{SkipFields: []string{"status.conditions", "metadata.managedFields"}}), "in another order")
 	other := informers.InformerWith(f, informers.Options[*corev1.Pod]{SkipFields: []string{"metadata.managedFields"}})
 	require.ErrorContains(t, other.LastError(), "already exists with SkipFields")
-	off := informers.InformerWith(f, informers.Options[*corev1.Pod]{DisableDecoder: true})
+	off := informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{DisableDecoder: informers.Set(true)}})
 	require.ErrorContains(t, off.LastError(), "DisableDecoder false")
 	bad := informers.InformerWith(f, informers.Options[*corev1.Secret]{SkipFields: []string{"data.nothing"}})
 	require.ErrorContains(t, bad.LastError(), "data.nothing")
@@ -184,7 +184,7 @@ func TestSkipFieldsOfCustomResources(t *testing.T) {
 	noWatch := func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil }
 
 	t.Run("typed, factory", func(t *testing.T) {
-		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: srv.Config(), Scheme: scheme, DisableWatchList: true})
+		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: srv.Config(), Scheme: scheme, Tuning: informers.Tuning{DisableWatchList: informers.Set(true)}})
 		inf := informers.InformerWith(f, informers.Options[*bf.Application]{SkipFields: skip})
 		require.NoError(t, inf.LastError())
 		testutil.StartFactory(t, f)
@@ -208,7 +208,7 @@ func TestSkipFieldsOfCustomResources(t *testing.T) {
 		}
 	})
 	t.Run("unstructured, factory", func(t *testing.T) {
-		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: srv.Config(), DisableWatchList: true})
+		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: srv.Config(), Tuning: informers.Tuning{DisableWatchList: informers.Set(true)}})
 		inf := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: bf.ApplicationResource, SkipFields: skip})
 		require.NoError(t, inf.LastError())
 		testutil.StartFactory(t, f)

@@ -47,7 +47,7 @@ func TestEnqueueHandlers(t *testing.T) {
 	src := newPodSource()
 	mustAdd(t, src, ownedPod("a", "web-1", "web"), ownedPod("b", "web-1", "web"), ownedPod("a", "lone", ""))
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-		Backoff:  fastBackoff,
+		Tuning:   informers.Tuning{Backoff: informers.Set(fastBackoff)},
 		Indexers: map[string]informers.IndexFunc[*corev1.Pod]{"controller": informers.IndexByController[*corev1.Pod](replicaSetKind)},
 	})
 	require.NoError(t, err)

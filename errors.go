@@ -106,10 +106,10 @@ func (e *NotSyncedError) Unwrap() []error {
 }
 
 // HandlerOverflowError reports a handler removed because more events
-// waited for it than its queue limit (WithQueueLimit) allows.
+// waited for it than its queue limit (HandlerOptions.QueueLimit) allows.
 type HandlerOverflowError struct {
 	Resource string
-	// Handler is the name given with WithName, or the handler's Go type.
+	// Handler is the name given in HandlerOptions.Name, or the handler's Go type.
 	Handler string
 	Limit   int
 }
@@ -123,7 +123,7 @@ func (e *HandlerOverflowError) Error() string {
 // one faulty handler costs no other handler, and not itself, its events.
 type HandlerPanicError struct {
 	Resource string
-	// Handler is the name given with WithName, or the handler's Go type.
+	// Handler is the name given in HandlerOptions.Name, or the handler's Go type.
 	Handler string
 	// Event is "add", "update" or "delete".
 	Event string

@@ -285,8 +285,8 @@ func ExampleInformerWith() {
 
 	factory := informers.NewFactory(clientset)
 	defer factory.Shutdown(ctx)
-	shopWeb := informers.InformerWith(factory, informers.Options[*corev1.Pod]{Namespace: "shop", LabelSelector: "app=web,tier=front"})
-	same := informers.InformerWith(factory, informers.Options[*corev1.Pod]{Namespace: "shop", LabelSelector: "tier=front, app=web"})
+	shopWeb := informers.InformerWith(factory, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Namespace: informers.Set("shop")}, LabelSelector: "app=web,tier=front"})
+	same := informers.InformerWith(factory, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Namespace: informers.Set("shop")}, LabelSelector: "tier=front, app=web"})
 	all := informers.Informer[*corev1.Pod](factory)
 	factory.Start(ctx)
 	if err := informers.WaitForSync(ctx, factory); err != nil {
@@ -402,9 +402,9 @@ func ExampleReadyCheck() {
 	src.RefuseWatchList(true) // so that every attempt is a list
 	src.FailList(apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("RBAC: access denied")))
 	inf, _ := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-		Backoff: &wait.Backoff{Duration: 10 * time.Millisecond}, // retry soon, for the example
+		Tuning: informers.Tuning{Backoff: informers.Set(&wait.Backoff{Duration: 10 * time.Millisecond})}, // retry soon, for the example
 	})
-	reg, _ := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{}, informers.WithName("podcount"))
+	reg, _ := inf.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{}, informers.HandlerOptions{Name: "podcount"})
 	ready := informers.ReadyCheck(inf, reg) // for /readyz, or mgr.AddReadyzCheck("informers", ready)
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -31,7 +31,7 @@ func WireListWatch[T Object](opts Options[T], list func(metav1.ListOptions) ([]b
 	if err != nil {
 		return nil, err
 	}
-	dec, err := apiclient.NewDecoder[T](apiclient.Decoding{Disabled: opts.DisableDecoder, Skip: opts.SkipFields})
+	dec, err := apiclient.NewDecoder[T](apiclient.Decoding{Disabled: opts.DisableDecoder.value, Skip: opts.SkipFields})
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package informers
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -144,7 +143,7 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := resolveConfig(o, f.opts, target.GVR, cmp.Or(o.Namespace, f.opts.Namespace))
+	c, err := resolveConfig(o, f.opts, target.GVR)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +172,6 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	c = c.decodedBy(funcs.Decoded)
 	whole := listWatchOf[T](funcs)
 	refls, err := newReflectors(c, func(ns string) (*ListWatch[T, apiclient.List], error) {
 		if ns == "" {
@@ -227,14 +225,24 @@ func reuse[T Object](e *factoryEntry, target apiclient.Target, o Options[T], c c
 	if o.Transform != nil && (!e.hasXform || e.xformPtr != funcPtr(o.Transform)) {
 		return nil, fmt.Errorf("%s already exists with another transform", inf)
 	}
-	if o.ResyncPeriod != 0 && o.ResyncPeriod != inf.cfg.resync {
+	if v, ok := o.StripManagedFields.Get(); ok && v != inf.cfg.stripManaged {
+		return nil, fmt.Errorf("%s already exists with StripManagedFields %v", inf, inf.cfg.stripManaged)
+	}
+	if v, ok := o.ResyncPeriod.Get(); ok && v != inf.cfg.resync {
 		return nil, fmt.Errorf("%s already exists with resync period %v", inf, inf.cfg.resync)
 	}
-	if d, had := c.decoding, inf.cfg.decoding; o.SkipFields != nil && !slices.Equal(d.Skip, had.Skip) || d.Disabled && !had.Disabled {
-		return nil, fmt.Errorf("%s already exists with SkipFields %q and DisableDecoder %v", inf, had.Skip, had.Disabled)
+	if d, had := c.decoding, inf.cfg.decoding; o.SkipFields != nil && !slices.Equal(d.Skip, had.Skip) {
+		return nil, fmt.Errorf("%s already exists with SkipFields %q", inf, had.Skip)
 	}
-	if _, streams := inf.scope.(*wholeScope[T]); streams && c.noWatchList && !inf.cfg.noWatchList {
-		return nil, fmt.Errorf("%s already exists without DisableWatchList: set it on the first request, or FactoryOptions.DisableWatchList", inf)
+	if v, ok := o.DisableDecoder.Get(); ok && v != inf.cfg.decoding.Disabled {
+		return nil, fmt.Errorf("%s already exists with DisableDecoder %v", inf, inf.cfg.decoding.Disabled)
+	}
+	if v, ok := o.DisableWatchList.Get(); ok && v != inf.cfg.noWatchList {
+		// An informer that does not stream (a sharded or namespace-selected
+		// one) serves a request to list, then watch, as it is.
+		if _, streams := inf.scope.(*wholeScope[T]); streams || !v {
+			return nil, fmt.Errorf("%s already exists with DisableWatchList %v: set it on the first request, or in FactoryOptions", inf, inf.cfg.noWatchList)
+		}
 	}
 	for name, fn := range o.Indexers {
 		if inf.store.HasIndex(name) {

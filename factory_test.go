@@ -87,7 +87,7 @@ func TestFactoryBuiltInKinds(t *testing.T) {
 		&schedulingv1.PriorityClass{ObjectMeta: meta("", "pc")},
 	)
 	// A factory-wide namespace must not hide cluster-scoped objects.
-	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: "a", Backoff: fastBackoff})
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set("a"), Backoff: informers.Set(fastBackoff)}})
 	kinds := []func(){
 		func() { informers.Informer[*corev1.Pod](f) },
 		func() { informers.Informer[*corev1.ConfigMap](f) },
@@ -202,7 +202,7 @@ func TestFactorySameInformer(t *testing.T) {
 	web := informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "app=web"})
 	assert.NotSame(t, a, web, "selectors make another informer")
 	assert.Same(t, web, informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "app=web"}))
-	other := informers.InformerWith(f, informers.Options[*corev1.Pod]{Namespace: "other"})
+	other := informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Namespace: informers.Set("other")}})
 	assert.NotSame(t, a, other)
 	assert.Equal(t, schema.GroupVersionResource{Version: "v1", Resource: "pods"}, a.Resource())
 }
@@ -232,7 +232,7 @@ func TestFactoryErrors(t *testing.T) {
 		{"bad selector", informers.InformerWith(f, informers.Options[*corev1.Pod]{LabelSelector: "a=b=c"}).LastError(), `label selector "a=b=c"`},
 		{"another transform", informers.InformerWith(f, informers.Options[*corev1.Pod]{
 			Transform: func(p *corev1.Pod) (*corev1.Pod, error) { return p, nil }}).LastError(), "another transform"},
-		{"list on an informer that streams", informers.InformerWith(f, informers.Options[*corev1.Pod]{DisableWatchList: true}).LastError(), "without DisableWatchList"},
+		{"list on an informer that streams", informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{DisableWatchList: informers.Set(true)}}).LastError(), "with DisableWatchList false"},
 		{"no client", informers.Informer[*corev1.Pod](informers.NewFactory(nil)).LastError(), "needs a clientset"},
 	}
 	for _, tt := range tests {
@@ -341,7 +341,7 @@ func TestFactoryWaitForSyncForbidden(t *testing.T) {
 	cs.PrependReactor("list", "secrets", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(corev1.Resource("secrets"), "", errors.New(`user "bob" cannot list secrets`))
 	})
-	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Backoff: fastBackoff})
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	informers.Informer[*corev1.Pod](f)
 	informers.Informer[*corev1.Secret](f)
 	testutil.StartFactory(t, f)
@@ -365,7 +365,7 @@ func TestFactoryDiscoveryError(t *testing.T) {
 	t.Cleanup(srv.Close)
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
 	require.NoError(t, err)
-	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Backoff: fastBackoff})
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	informers.Informer[*appsv1.Deployment](f)
 	testutil.StartFactory(t, f)
 	err = waitFailsPromptly(t, waitOn(f))
@@ -389,7 +389,7 @@ func TestFactoryDynamicAndMetadata(t *testing.T) {
 	pm := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: meta("a", "s1")}
 	md := metadatafake.NewSimpleMetadataClient(metaScheme, pm)
 
-	f := informers.NewFactoryWith(fake.NewClientset(), informers.FactoryOptions{Dynamic: dyn, Metadata: md, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(fake.NewClientset(), informers.FactoryOptions{Dynamic: dyn, Metadata: md, Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	widgets := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr})
 	secrets := informers.InformerWith(f, informers.Options[*metav1.PartialObjectMetadata]{Resource: corev1.SchemeGroupVersion.WithResource("secrets")})
 	typedSecrets := informers.Informer[*corev1.Secret](f)
@@ -416,21 +416,21 @@ func TestFactoryDynamicAndMetadata(t *testing.T) {
 // factoryWithStuckHandler returns a factory over one pod and its pod
 // informer, with a handler that blocks in its first call: entered is
 // closed once it has, and closing release lets it return.
-func factoryWithStuckHandler(t *testing.T, opts ...informers.HandlerOption) (f *informers.Factory, pods *informers.SharedInformer[*corev1.Pod], entered, release chan struct{}) {
+func factoryWithStuckHandler(t *testing.T, opts informers.HandlerOptions) (f *informers.Factory, pods *informers.SharedInformer[*corev1.Pod], entered, release chan struct{}) {
 	t.Helper()
 	f = informers.NewFactory(fake.NewClientset(&corev1.Pod{ObjectMeta: meta("a", "p")}))
 	pods = informers.Informer[*corev1.Pod](f)
 	entered, release = make(chan struct{}), make(chan struct{})
-	_, err := pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) {
+	_, err := pods.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(*corev1.Pod, bool) {
 		close(entered)
 		<-release
-	}}, opts...)
+	}}, opts)
 	require.NoError(t, err)
 	return f, pods, entered, release
 }
 
 func TestFactoryShutdown(t *testing.T) {
-	f, _, entered, release := factoryWithStuckHandler(t, informers.WithName("stuck"))
+	f, _, entered, release := factoryWithStuckHandler(t, informers.HandlerOptions{Name: "stuck"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f.Start(ctx)
@@ -454,7 +454,7 @@ func TestFactoryPerInformerOptions(t *testing.T) {
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "web", Labels: map[string]string{"app": "web"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "db", Labels: map[string]string{"app": "db"}}, Spec: corev1.PodSpec{NodeName: "n1"}},
 	)
-	f := informers.NewFactoryWith(cs, informers.FactoryOptions{StripManagedFields: true})
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Tuning: informers.Tuning{StripManagedFields: informers.Set(true)}})
 	all := informers.InformerWith(f, informers.Options[*corev1.Pod]{
 		Indexers: map[string]informers.IndexFunc[*corev1.Pod]{"node": byNode},
 	})
@@ -499,7 +499,7 @@ func TestFactoryReleaseNeverStarted(t *testing.T) {
 // Shutdown called with the context that Start was given, which has ended,
 // still waits for the informers' goroutines, up to the grace period.
 func TestFactoryShutdownAfterStartContextEnded(t *testing.T) {
-	f, pods, entered, release := factoryWithStuckHandler(t)
+	f, pods, entered, release := factoryWithStuckHandler(t, informers.HandlerOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	f.Start(ctx)
 	<-entered
@@ -534,13 +534,13 @@ func TestFactoryReadyCheckCoversHandlers(t *testing.T) {
 		&corev1.ConfigMap{ObjectMeta: meta("a", "y")},
 		&corev1.ConfigMap{ObjectMeta: meta("a", "z")},
 	)
-	f := informers.NewFactoryWith(cs, informers.FactoryOptions{OnError: func(error) {}})
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Tuning: informers.Tuning{OnError: informers.Set(func(error) {})}})
 	cms := informers.Informer[*corev1.ConfigMap](f)
 	ready := informers.ReadyCheck(f)
 	release := make(chan struct{})
 	defer close(release)
 	stuck := informers.HandlerFuncs[*corev1.ConfigMap]{OnAdd: func(*corev1.ConfigMap, bool) { <-release }}
-	slow, err := cms.AddHandler(stuck, informers.WithName("slow"))
+	slow, err := cms.AddHandlerWith(stuck, informers.HandlerOptions{Name: "slow"})
 	require.NoError(t, err)
 	testutil.StartFactory(t, f)
 	waitSynced(t, f)
@@ -551,7 +551,7 @@ func TestFactoryReadyCheckCoversHandlers(t *testing.T) {
 	slow.Remove()
 	testutil.Eventually(t, func() bool { return ready(nil) == nil }, "a removed handler still counts: %v", ready(nil))
 
-	_, err = cms.AddHandler(stuck, informers.WithName("bounded"), informers.WithQueueLimit(2))
+	_, err = cms.AddHandlerWith(stuck, informers.HandlerOptions{Name: "bounded", QueueLimit: 2})
 	require.NoError(t, err)
 	var overflow *informers.HandlerOverflowError
 	testutil.Eventually(t, func() bool { return errors.As(ready(nil), &overflow) }, "an overflowed handler does not fail readiness: %v", ready(nil))

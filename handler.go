@@ -86,58 +86,44 @@ func (f HandlerFuncs[T]) HandleDelete(d Deleted[T]) {
 	}
 }
 
-// HandlerOption configures one handler registration.
-type HandlerOption func(*handlerConfig)
-
-type handlerConfig struct {
-	name   string
-	resync time.Duration
-	merge  bool
-	limit  int
-}
-
-// WithResync replays the whole cache to this handler as updates every d,
-// overriding the informer's default. 0 turns resync off for the handler.
-func WithResync(d time.Duration) HandlerOption {
-	return func(c *handlerConfig) { c.resync = d }
-}
-
-// WithName names the handler in errors and logs; the default is its Go
-// type and its number among the informer's handlers.
-func WithName(name string) HandlerOption {
-	return func(c *handlerConfig) { c.name = name }
-}
-
-// MergeByKey makes the handler's queue merge the events that wait there
-// for one object: an object changed twice while the handler was busy is
-// delivered once, with its latest state; an update then a delete is
-// delivered as the delete; an add then a delete is not delivered at all.
-// A deletion and a recreation under the same name stay a delete and an
-// add. So the handler ends in the cache's state, as without the option,
-// and its backlog is bounded by the number of objects (two events each at
-// most), not by the number of changes: a stuck handler cannot make memory
-// run away. Events for different objects may be delivered in another order
-// than they happened; those for one object stay in order. Resyncs merge
-// the same way. It suits handlers that act on the latest state, such as
-// those that enqueue keys.
-func MergeByKey() HandlerOption {
-	return func(c *handlerConfig) { c.merge = true }
-}
-
-// WithQueueLimit bounds how many events may wait for the handler. When
-// one more arrives (with MergeByKey, one that does not merge), the handler
-// is removed rather than fed a partial stream: its queue is dropped, Done
-// is closed once a call in progress returns, Err returns a
-// *HandlerOverflowError, which the informer's OnError also receives, and
-// readiness checks on the registration fail. 0 means no limit.
-func WithQueueLimit(n int) HandlerOption {
-	return func(c *handlerConfig) { c.limit = n }
+// HandlerOptions configures one handler registration, given to
+// AddHandlerWith. The zero value is AddHandler's.
+type HandlerOptions struct {
+	// Name names the handler in errors and logs. "" means its Go type and
+	// its number among the informer's handlers.
+	Name string
+	// QueueLimit bounds how many events may wait for the handler. When
+	// one more arrives (with MergeByKey, one that does not merge), the
+	// handler is removed rather than fed a partial stream: its queue is
+	// dropped, Done is closed once a call in progress returns, Err returns
+	// a *HandlerOverflowError, which the informer's OnError also receives,
+	// and readiness checks on the registration fail. 0 means no limit.
+	QueueLimit int
+	// ResyncPeriod replays the whole cache to the handler as updates every
+	// period. Unset, the handler inherits the informer's
+	// (Tuning.ResyncPeriod); Set(time.Duration(0)) turns resync off for
+	// the handler.
+	ResyncPeriod Setting[time.Duration]
+	// MergeByKey makes the handler's queue merge the events that wait
+	// there for one object: an object changed twice while the handler was
+	// busy is delivered once, with its latest state; an update then a
+	// delete is delivered as the delete; an add then a delete is not
+	// delivered at all. A deletion and a recreation under the same name
+	// stay a delete and an add. So the handler ends in the cache's state,
+	// as without the option, and its backlog is bounded by the number of
+	// objects (two events each at most), not by the number of changes: a
+	// stuck handler cannot make memory run away. Events for different
+	// objects may be delivered in another order than they happened; those
+	// for one object stay in order. Resyncs merge the same way. It suits
+	// handlers that act on the latest state, such as those that enqueue
+	// keys.
+	MergeByKey bool
 }
 
 // Registration is a handler added to an informer.
 type Registration[T Object] struct {
 	name     string
-	limit    int // WithQueueLimit's
+	limit    int // HandlerOptions.QueueLimit
 	desc     string
 	inf      handlerHost[T]
 	listener *dispatch.Listener[T]

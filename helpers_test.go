@@ -35,7 +35,7 @@ func pod(ns, name string, labels map[string]string) *corev1.Pod {
 // newPodInformer returns an informer of src's pods, which retries at once.
 func newPodInformer(t *testing.T, src *podSource) *informers.SharedInformer[*corev1.Pod] {
 	t.Helper()
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	require.NoError(t, err)
 	return inf
 }

@@ -34,7 +34,7 @@ func TestIndexFollowsChanges(t *testing.T) {
 		t.Run(fmt.Sprintf("addedAfterStart=%v", late), func(t *testing.T) {
 			src := newPodSource()
 			mustAdd(t, src, onNode("a", "x", "n1"), onNode("a", "y", "n1"), onNode("b", "z", "n2"), pod("b", "pending", nil))
-			opts := informers.Options[*corev1.Pod]{Backoff: fastBackoff}
+			opts := informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}}
 			if !late {
 				opts.Indexers = map[string]informers.IndexFunc[*corev1.Pod]{"node": byNode}
 			}
@@ -86,14 +86,13 @@ func TestIndexFuncPanic(t *testing.T) {
 	mustAdd(t, src, onNode("a", "x", "n1"), onNode("a", "boom", "n1"))
 	var reported []error
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-		Backoff: fastBackoff,
+		Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(err error) { reported = append(reported, err) })},
 		Indexers: map[string]informers.IndexFunc[*corev1.Pod]{"node": func(p *corev1.Pod) []string {
 			if p.Name == "boom" {
 				panic("bad index")
 			}
 			return byNode(p)
 		}},
-		OnError: func(err error) { reported = append(reported, err) },
 	})
 	require.NoError(t, err)
 	testutil.Run(t, inf)

@@ -44,7 +44,7 @@ type SharedInformer[T Object] struct {
 	runStart  atomic.Int64      // when Run began, in Unix nanoseconds
 	staleness *stalenessMonitor // nil unless Options.Staleness
 
-	// handlerSeq numbers handlers, for the default names of WithName.
+	// handlerSeq numbers handlers, for their default names.
 	handlerSeq atomic.Int64
 
 	mu         sync.Mutex
@@ -76,13 +76,13 @@ func NewInformer[T Object, L List](lw *ListWatch[T, L], opts Options[T]) (*Share
 	if lw == nil || lw.ListFunc == nil || lw.WatchFunc == nil {
 		return nil, errorf("NewInformer[%T]: ListWatch needs ListFunc and WatchFunc", *new(T))
 	}
-	if opts.Namespace != "" {
+	if _, ok := opts.Namespace.Get(); ok {
 		return nil, errorf("NewInformer[%T]: Options.Namespace is for a Factory; the ListWatch's client sets the namespace", *new(T))
 	}
-	if opts.NamespaceSelector != "" {
+	if sel, _ := opts.NamespaceSelector.Get(); sel != "" {
 		return nil, errorf("NewInformer[%T]: Options.NamespaceSelector is for a Factory, which follows namespaces with its Namespace informer, or NewNamespaceSelectedInformer", *new(T))
 	}
-	c, err := resolveConfig(opts, FactoryOptions{}, guessResource[T](opts.Resource), "")
+	c, err := resolveConfig(opts, FactoryOptions{}, guessResource[T](opts.Resource))
 	if err != nil {
 		return nil, errorf("NewInformer[%T]: %w", *new(T), err)
 	}
@@ -151,7 +151,7 @@ func newSharedInformer[T Object](c config[T], failed error) *SharedInformer[T] {
 	}
 	i.store = store.New[T]()
 	i.reader = newReader(i.store, c.resource.GroupResource())
-	i.writer = newWriter(c.desc, i.store, c.transform, c.clear, c.intern, i.report)
+	i.writer = newWriter(c.desc, i.store, c.transform, c.clear, i.report)
 	if failed != nil {
 		i.state = stopped
 		close(i.stopped)
@@ -380,32 +380,41 @@ func (i *SharedInformer[T]) Lister() Lister[T] { return Lister[T]{r: i.reader} }
 // AddHandler registers h and returns its registration. A handler added
 // while the informer runs first receives the cache's current contents as
 // adds, then every later event. It fails once the informer has stopped.
-func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...HandlerOption) (*Registration[T], error) {
+func (i *SharedInformer[T]) AddHandler(h Handler[T]) (*Registration[T], error) {
+	return i.AddHandlerWith(h, HandlerOptions{})
+}
+
+// AddHandlerWith is AddHandler with options.
+func (i *SharedInformer[T]) AddHandlerWith(h Handler[T], opts HandlerOptions) (*Registration[T], error) {
 	if i.failed != nil {
 		return nil, i.failed
 	}
 	if h == nil {
 		return nil, errorf("%s: AddHandler with a nil handler", i.cfg.desc)
 	}
-	cfg := handlerConfig{name: fmt.Sprintf("%T#%d", h, i.handlerSeq.Add(1)), resync: i.cfg.resync}
-	for _, o := range opts {
-		o(&cfg)
+	if opts.QueueLimit < 0 {
+		return nil, errorf("%s: AddHandler: queue limit %d is negative", i.cfg.desc, opts.QueueLimit)
 	}
-	if cfg.limit < 0 {
-		return nil, errorf("%s: AddHandler: queue limit %d is negative", i.cfg.desc, cfg.limit)
+	name := opts.Name
+	if name == "" {
+		name = fmt.Sprintf("%T#%d", h, i.handlerSeq.Add(1))
 	}
-	reg := &Registration[T]{name: cfg.name, limit: cfg.limit, desc: i.cfg.desc, inf: i}
+	resync, ok := opts.ResyncPeriod.Get()
+	if !ok {
+		resync = i.cfg.resync
+	}
+	reg := &Registration[T]{name: name, limit: opts.QueueLimit, desc: i.cfg.desc, inf: i}
 	lc := dispatch.Config[T]{
 		Deliver: deliverTo(h),
 		OnPanic: func(n dispatch.Notification[T], v any, stack []byte) {
 			i.handlerPanicked(reg, n, v, stack)
 		},
-		Resync:     cfg.resync,
+		Resync:     resync,
 		OnResync:   i.replay,
-		Limit:      cfg.limit,
+		Limit:      opts.QueueLimit,
 		OnOverflow: func() { i.handlerOverflowed(reg) },
 	}
-	if cfg.merge {
+	if opts.MergeByKey {
 		lc.KeyOf = func(obj T) types.NamespacedName { return store.KeyOf(obj) }
 	}
 	if i.cfg.metrics != nil {

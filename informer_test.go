@@ -73,7 +73,7 @@ func TestPagedList(t *testing.T) {
 	for i := range 7 {
 		mustAdd(t, src, pod("a", fmt.Sprintf("p%d", i), nil))
 	}
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{PageSize: 2, Backoff: fastBackoff})
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{PageSize: informers.Set[int64](2), Backoff: informers.Set(fastBackoff)}})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
 	waitSynced(t, inf)
@@ -91,7 +91,7 @@ func TestRelistAfterExpiry(t *testing.T) {
 			src := newPodSource()
 			src.RefuseWatchList(!streaming)
 			mustAdd(t, src, pod("a", "keep", nil), pod("a", "gone", nil), pod("a", "changed", nil))
-			inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+			inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 			testutil.Eventually(t, func() bool { return len(rec.List()) == 3 }, "initial adds")
 
 			// Cut the informer off, change things, and forget the history.
@@ -121,7 +121,7 @@ func TestRelistRecreatedObject(t *testing.T) {
 	src := newPodSource()
 	src.RefuseWatchList(true)
 	mustAdd(t, src, pod("a", "x", nil))
-	inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	src.FailWatch(apierrors.NewServiceUnavailable("down"))
 	src.CloseWatches()
 	testutil.Eventually(t, func() bool { return inf.LastError() != nil }, "informer noticed the outage")
@@ -138,7 +138,7 @@ func TestBookmarkAdvancesResourceVersion(t *testing.T) {
 	src := newPodSource()
 	mustAdd(t, src, pod("a", "x", nil))
 	other := informersSourceNoise(t, src)
-	inf, err := informers.NewInformer(src.ListWatch("a"), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	inf, err := informers.NewInformer(src.ListWatch("a"), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
 	waitSynced(t, inf)
@@ -228,7 +228,7 @@ func TestResync(t *testing.T) {
 	mustAdd(t, src, pod("a", "x", nil), pod("a", "y", nil))
 	inf := newPodInformer(t, src)
 	resynced, plain := &recorder{}, &recorder{}
-	_, err := inf.AddHandler(resynced, informers.WithResync(20*time.Millisecond))
+	_, err := inf.AddHandlerWith(resynced, informers.HandlerOptions{ResyncPeriod: informers.Set(20 * time.Millisecond)})
 	require.NoError(t, err)
 	_, err = inf.AddHandler(plain)
 	require.NoError(t, err)
@@ -250,19 +250,18 @@ func TestTransform(t *testing.T) {
 	mustAdd(t, src, withFields, pod("a", "bad", nil))
 	var reported atomic.Pointer[informers.TransformError]
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-		Backoff: fastBackoff,
+		Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(err error) {
+			var te *informers.TransformError
+			if errors.As(err, &te) {
+				reported.Store(te)
+			}
+		})},
 		Transform: informers.Chain(informers.StripManagedFields[*corev1.Pod](), func(p *corev1.Pod) (*corev1.Pod, error) {
 			if p.Name == "bad" {
 				return nil, errors.New("refused")
 			}
 			return p, nil
 		}),
-		OnError: func(err error) {
-			var te *informers.TransformError
-			if errors.As(err, &te) {
-				reported.Store(te)
-			}
-		},
 	})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
@@ -286,7 +285,7 @@ func TestTransformRenames(t *testing.T) {
 		p.Namespace, p.Name = "renamed-"+p.Namespace, p.Name+"-copy"
 		return p, nil
 	}
-	inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff, Transform: rename})
+	inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}, Transform: rename})
 	got, err := inf.Lister().Namespace("renamed-a").Get("x-copy")
 	require.NoError(t, err)
 	assert.Equal(t, "x-copy", got.Name)
@@ -334,13 +333,12 @@ func TestErrorsSurface(t *testing.T) {
 			}
 			var seen atomic.Int32
 			inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-				Backoff: fastBackoff,
-				OnError: func(err error) {
+				Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(err error) {
 					var lw *informers.ListWatchError
 					if errors.As(err, &lw) && apierrors.IsForbidden(err) {
 						seen.Add(1)
 					}
-				},
+				})},
 			})
 			require.NoError(t, err)
 			testutil.Run(t, inf)
@@ -383,23 +381,22 @@ func TestPanickingHandler(t *testing.T) {
 	var panics atomic.Int32
 	var lastPanic atomic.Pointer[informers.HandlerPanicError]
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-		Backoff: fastBackoff,
-		OnError: func(err error) {
+		Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(err error) {
 			var hp *informers.HandlerPanicError
 			if errors.As(err, &hp) {
 				panics.Add(1)
 				lastPanic.Store(hp)
 			}
-		},
+		})},
 	})
 	require.NoError(t, err)
 	var afterPanic atomic.Int32
-	_, err = inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(p *corev1.Pod, _ bool) {
+	_, err = inf.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{OnAdd: func(p *corev1.Pod, _ bool) {
 		if p.Name == "boom" {
 			panic("handler bug")
 		}
 		afterPanic.Add(1)
-	}}, informers.WithName("buggy"))
+	}}, informers.HandlerOptions{Name: "buggy"})
 	require.NoError(t, err)
 	healthy := &recorder{}
 	_, err = inf.AddHandler(healthy)
@@ -486,7 +483,7 @@ func TestWatchResumesWithoutRelist(t *testing.T) {
 	src := newPodSource()
 	src.RefuseWatchList(true)
 	mustAdd(t, src, pod("a", "x", nil))
-	_, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	_, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	// (A watch that closes within a second without any event counts as a
 	// failing server and leads to a relist, as in client-go: each watch
 	// here gets an event first.)
@@ -542,7 +539,7 @@ func TestBadWatchEvents(t *testing.T) {
 	)
 	lw.DisableWatchList = true
 	errs := make(chan error, 10)
-	inf, rec := startRecording(t, lw, informers.Options[*corev1.Pod]{Backoff: fastBackoff, OnError: func(err error) { errs <- err }})
+	inf, rec := startRecording(t, lw, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(err error) { errs <- err })}})
 	w := <-watches
 
 	w.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "wrong", ResourceVersion: "2"}})
@@ -600,7 +597,7 @@ func TestInformerOfInterfaceType(t *testing.T) {
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return src.Watch(ctx, "", opts)
 		})
-	inf, err := informers.NewInformer(lw, informers.Options[informers.Object]{Backoff: fastBackoff})
+	inf, err := informers.NewInformer(lw, informers.Options[informers.Object]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	require.NoError(t, err)
 	assert.Equal(t, "informers.Object", inf.String(), "named by its type, not by a nil value")
 	testutil.Run(t, inf)

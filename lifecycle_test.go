@@ -52,14 +52,11 @@ func TestStopWithBacklog(t *testing.T) {
 							<-release
 						}
 					}
-					opts := []informers.HandlerOption{informers.WithResync(resync)}
-					if merge {
-						opts = append(opts, informers.MergeByKey())
-					}
-					reg, err := pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{
+					opts := informers.HandlerOptions{ResyncPeriod: informers.Set(resync), MergeByKey: merge}
+					reg, err := pods.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{
 						OnAdd:    func(*corev1.Pod, bool) { work() },
 						OnUpdate: func(_, _ *corev1.Pod) { work() },
-					}, opts...)
+					}, opts)
 					require.NoError(t, err)
 					ctx, cancel := context.WithCancel(context.Background())
 					defer cancel()

@@ -21,7 +21,7 @@ func TestFromFakeClient(t *testing.T) {
 	cs := fake.NewClientset(pod("a", "x", nil), pod("b", "y", nil))
 	lw := informers.FromClient[*corev1.Pod](cs.CoreV1().Pods("a"))
 	assert.True(t, lw.DisableWatchList)
-	inf, rec := startRecording(t, lw, informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	inf, rec := startRecording(t, lw, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	assert.Equal(t, []string{"a/x"}, names(mustList(t, inf.Lister())), "the client's namespace only")
 
 	ctx := testutil.Context(t, 10*time.Second)
@@ -40,10 +40,10 @@ func TestListWatchSelectorsAndTweak(t *testing.T) {
 	var tweaked int
 	lw := src.ListWatch("")
 	lw.Tweak = func(o *metav1.ListOptions) { tweaked++ }
-	_, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Namespace: "a"})
+	_, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Namespace: informers.Set("a")}})
 	require.ErrorContains(t, err, "Options.Namespace is for a Factory")
 	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{
-		LabelSelector: "app=web", FieldSelector: "metadata.namespace=a", Backoff: fastBackoff})
+		LabelSelector: "app=web", FieldSelector: "metadata.namespace=a", Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
 	waitSynced(t, inf)

@@ -74,16 +74,16 @@ func TestMetricsHook(t *testing.T) {
 	src.FailList(apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("denied")))
 	m := &countingMetrics{counts: map[string]int{}}
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-		Backoff: fastBackoff, Metrics: m, OnError: func(error) {}, Name: "pods",
+		Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), Metrics: informers.Set[informers.Metrics](m), OnError: informers.Set(func(error) {})}, Name: "pods",
 	})
 	require.NoError(t, err)
-	reg, err := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{
+	reg, err := inf.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{
 		OnUpdate: func(_, p *corev1.Pod) {
 			if p.Name == "panics" {
 				panic("handler bug")
 			}
 		},
-	}, informers.WithName("h"))
+	}, informers.HandlerOptions{Name: "h"})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -416,14 +416,7 @@ func (r *modelRun) run() {
 	}
 
 	opts := informers.Options[*corev1.Pod]{
-		Backoff:       fastBackoff,
-		PageSize:      r.pageSize,
-		LabelSelector: "!" + modelLblFence,
-		Indexers: map[string]informers.IndexFunc[*corev1.Pod]{
-			"color": func(p *corev1.Pod) []string { return []string{p.Labels[modelLblCol]} },
-		},
-		Transform: r.transformFunc(),
-		OnError: func(err error) {
+		Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), PageSize: informers.Set[int64](r.pageSize), OnError: informers.Set(func(err error) {
 			var lw *informers.ListWatchError
 			if errors.As(err, &lw) && lw.Op != "decode" {
 				return // the faults the model injects
@@ -438,7 +431,12 @@ func (r *modelRun) run() {
 			r.errMu.Lock()
 			r.unexpErrs = append(r.unexpErrs, err.Error())
 			r.errMu.Unlock()
+		})},
+		LabelSelector: "!" + modelLblFence,
+		Indexers: map[string]informers.IndexFunc[*corev1.Pod]{
+			"color": func(p *corev1.Pod) []string { return []string{p.Labels[modelLblCol]} },
 		},
+		Transform: r.transformFunc(),
 	}
 	lw := r.src.ListWatch(r.watchNS)
 	list := lw.ListFunc
@@ -726,7 +724,7 @@ func (r *modelRun) addHandler(when string) {
 	if r.rng.IntN(3) == 0 {
 		m.lag = time.Duration(20+r.rng.IntN(200)) * time.Microsecond
 	}
-	reg, err := r.inf.AddHandler(m, informers.WithName(m.name))
+	reg, err := r.inf.AddHandlerWith(m, informers.HandlerOptions{Name: m.name})
 	require.NoError(r.t, err)
 	m.reg = reg
 	r.mirrors = append(r.mirrors, m)

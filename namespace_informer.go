@@ -16,16 +16,16 @@ func NewNamespaceSelectedInformer[T Object, L List](lwFor func(namespace string)
 	switch {
 	case lwFor == nil || namespaces == nil:
 		return nil, errorf("NewNamespaceSelectedInformer[%T]: needs list-watches and a Namespace informer", *new(T))
-	case opts.NamespaceSelector == "":
+	case opts.NamespaceSelector.value == "":
 		return nil, errorf("NewNamespaceSelectedInformer[%T]: Options.NamespaceSelector is empty: use NewInformer", *new(T))
-	case opts.Namespace != "":
+	case opts.Namespace.set:
 		return nil, errorf("NewNamespaceSelectedInformer[%T]: Options.Namespace is for a Factory", *new(T))
 	}
 	resource := guessResource[T](opts.Resource)
 	if resource == namespacesResource {
 		return nil, errorf("NewNamespaceSelectedInformer[%T]: NamespaceSelector on an informer of namespaces: use LabelSelector", *new(T))
 	}
-	c, err := resolveConfig(opts, FactoryOptions{}, resource, "")
+	c, err := resolveConfig(opts, FactoryOptions{}, resource)
 	if err != nil {
 		return nil, errorf("NewNamespaceSelectedInformer[%T]: %w", *new(T), err)
 	}

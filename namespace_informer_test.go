@@ -28,7 +28,7 @@ func TestNewNamespaceSelectedInformer(t *testing.T) {
 			lwFor := func(ns string) (*informers.ListWatch[*corev1.Pod, *corev1.PodList], error) {
 				return c.pods.ListWatch(ns), nil
 			}
-			inf, err := informers.NewNamespaceSelectedInformer(lwFor, namespaces, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", NamespaceMode: mode})
+			inf, err := informers.NewNamespaceSelectedInformer(lwFor, namespaces, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a"), NamespaceMode: informers.Set(mode)}})
 			require.NoError(t, err)
 			m := newMirror()
 			reg, err := inf.AddHandler(m)
@@ -64,13 +64,13 @@ func TestNewNamespaceSelectedInformerRejects(t *testing.T) {
 		want       string
 	}{
 		{"no selector", lwFor, namespaces, informers.Options[*corev1.Pod]{}, "NamespaceSelector is empty"},
-		{"no Namespace informer", lwFor, nil, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"}, "needs list-watches and a Namespace informer"},
-		{"a namespace", lwFor, namespaces, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", Namespace: "a1"}, "Options.Namespace"},
-		{"a selector that does not parse", lwFor, namespaces, informers.Options[*corev1.Pod]{NamespaceSelector: "team in a"}, "team in a"},
+		{"no Namespace informer", lwFor, nil, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a")}}, "needs list-watches and a Namespace informer"},
+		{"a namespace", lwFor, namespaces, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a"), Namespace: informers.Set("a1")}}, "Options.Namespace"},
+		{"a selector that does not parse", lwFor, namespaces, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team in a")}}, "team in a"},
 		{"list-watch fails", func(string) (*informers.ListWatch[*corev1.Pod, *corev1.PodList], error) {
 			return nil, errors.New("no client")
 		},
-			namespaces, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"}, "no client"},
+			namespaces, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a")}}, "no client"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := informers.NewNamespaceSelectedInformer(tc.lwFor, tc.namespaces, tc.opts)

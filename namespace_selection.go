@@ -12,7 +12,7 @@ import (
 // namespaceSource is what a namespace scope follows: the Namespace
 // informer of its factory, a *SharedInformer[*corev1.Namespace].
 type namespaceSource interface {
-	AddHandler(h Handler[*corev1.Namespace], opts ...HandlerOption) (*Registration[*corev1.Namespace], error)
+	AddHandlerWith(h Handler[*corev1.Namespace], opts HandlerOptions) (*Registration[*corev1.Namespace], error)
 	waitForSync(ctx context.Context) error
 	Lister() Lister[*corev1.Namespace]
 }

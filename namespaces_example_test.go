@@ -34,7 +34,7 @@ func ExampleOptions_namespaceSelector() {
 	}
 
 	factory := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: cluster})
-	teamA := informers.InformerWith(factory, informers.Options[*corev1.ConfigMap]{NamespaceSelector: "team=a"})
+	teamA := informers.InformerWith(factory, informers.Options[*corev1.ConfigMap]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a")}})
 	events := make(chan string, 10)
 	_, _ = teamA.AddHandler(informers.HandlerFuncs[*corev1.ConfigMap]{
 		OnAdd: func(cm *corev1.ConfigMap, initial bool) {

@@ -155,8 +155,8 @@ func (m *mirror) markSynced() {
 // of the namespaces labelled team=a, and a mirror as its handler.
 func startNamespaceSelected(t *testing.T, c *namespaceCluster, opts informers.Options[*corev1.Pod]) (*informers.SharedInformer[*corev1.Pod], *mirror) {
 	t.Helper()
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, Backoff: fastBackoff, OnError: func(error) {}})
-	opts.NamespaceSelector = "team=a"
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(error) {})}})
+	opts.NamespaceSelector = informers.Set("team=a")
 	inf := informers.InformerWith(f, opts)
 	require.NoError(t, inf.LastError())
 	m := newMirror()
@@ -209,7 +209,7 @@ func namespaceSelectorEnterAndLeave(t *testing.T, mode informers.NamespaceMode) 
 	c.label(t, "a1", "a")
 	c.label(t, "b1", "b")
 	mustAdd(t, c.pods, pod("a1", "p", nil), pod("b1", "p", nil), pod("b1", "q", nil))
-	inf, m := startNamespaceSelected(t, c, informers.Options[*corev1.Pod]{NamespaceMode: mode})
+	inf, m := startNamespaceSelected(t, c, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceMode: informers.Set(mode)}})
 	assert.Equal(t, map[types.NamespacedName]string{{Namespace: "a1", Name: "p"}: "1"}, versions(inf.Lister().List(nil)))
 	assert.Equal(t, mode, inf.NamespaceMode())
 
@@ -279,7 +279,7 @@ func namespaceSelectorModel(t *testing.T, seed int64, mode informers.NamespaceMo
 			for _, ns := range namespaces {
 				c.label(t, ns, []string{"a", "b"}[rng.IntN(2)])
 			}
-			opts := informers.Options[*corev1.Pod]{NamespaceMode: mode}
+			opts := informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceMode: informers.Set(mode)}}
 			switch n % 4 {
 			case 1:
 				if mode == informers.NamespaceModePerNamespace {
@@ -291,7 +291,7 @@ func namespaceSelectorModel(t *testing.T, seed int64, mode informers.NamespaceMo
 			case 2:
 				opts.Transform = informers.StripManagedFields[*corev1.Pod]()
 			case 3:
-				opts.Intern = true
+				opts.StripManagedFields = informers.Set(true)
 			}
 			inf, m := startNamespaceSelected(t, c, opts)
 			require.Equal(t, mode, inf.NamespaceMode())
@@ -383,18 +383,18 @@ func namespaceSelectorModel(t *testing.T, seed int64, mode informers.NamespaceMo
 
 func TestNamespaceSelectorInFactory(t *testing.T) {
 	c := newNamespaceCluster()
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, NamespaceSelector: "team=a"})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a")}})
 	byDefault := informers.Informer[*corev1.Pod](f)
 	require.NoError(t, byDefault.LastError())
 	assert.Equal(t, "pods.v1 namespaces=team=a", byDefault.Name(), "the factory's selector is the default")
-	assert.Same(t, byDefault, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: " team = a "}), "equivalent spellings name one informer")
-	own := informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=b"})
+	assert.Same(t, byDefault, informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set(" team = a ")}}), "equivalent spellings name one informer")
+	own := informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=b")}})
 	assert.NotSame(t, byDefault, own, "the informer's own selector wins and tells it apart")
 	assert.Equal(t, "pods.v1 namespaces=team=b", own.Name())
 	assert.Equal(t, "namespaces.v1", informers.Informer[*corev1.Namespace](f).Name(), "the Namespace informer is not itself selected")
-	assert.Error(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team in a"}).LastError(), "a selector that does not parse")
+	assert.Error(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team in a")}}).LastError(), "a selector that does not parse")
 
-	_, err := informers.NewInformer(c.pods.ListWatch(""), informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"})
+	_, err := informers.NewInformer(c.pods.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a")}})
 	assert.ErrorContains(t, err, "NamespaceSelector is for a Factory")
 }
 
@@ -420,7 +420,7 @@ func TestNamespaceSelectorWaitForVersionPerNamespace(t *testing.T) {
 	c.label(t, "a1", "a")
 	c.label(t, "a2", "a")
 	c.label(t, "b1", "b")
-	inf, _ := startNamespaceSelected(t, c, informers.Options[*corev1.Pod]{NamespaceMode: informers.NamespaceModePerNamespace})
+	inf, _ := startNamespaceSelected(t, c, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceMode: informers.Set(informers.NamespaceModePerNamespace)}})
 	rv, err := c.pods.Add(pod("b1", "unselected", nil))
 	require.NoError(t, err)
 	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -437,8 +437,8 @@ func TestNamespaceSelectorWaitForVersionPerNamespace(t *testing.T) {
 func TestNamespaceSelectorNamespacesForbidden(t *testing.T) {
 	c := newNamespaceCluster()
 	c.namespaces.FailList(apierrors.NewForbidden(corev1.Resource("namespaces"), "", fmt.Errorf("RBAC: access denied")))
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, Backoff: fastBackoff, OnError: func(error) {}})
-	inf := informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(error) {})}})
+	inf := informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a")}})
 	testutil.StartFactory(t, f)
 	err := waitFailsPromptly(t, waitOn(inf))
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)
@@ -486,8 +486,8 @@ func TestNamespaceSelectorForbiddenNamespace(t *testing.T) {
 	}
 	mustAdd(t, c.pods, pod("a1", "p", nil), pod("a2", "p", nil), pod("a3", "p", nil), pod("b1", "p", nil))
 	server := forbiddenServer{Cluster: c.cluster, allowed: map[string]bool{"a1": true, "a3": true, "b1": true}}
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: server, Backoff: fastBackoff, OnError: func(error) {}})
-	inf := informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: server, Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(error) {})}})
+	inf := informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a")}})
 	require.NoError(t, inf.LastError())
 	testutil.StartFactory(t, f)
 
@@ -523,9 +523,9 @@ func TestNamespaceModeAuto(t *testing.T) {
 		{name: "a quarter selected", teamA: 2, teamB: 6, want: informers.NamespaceModePerNamespace},
 		{name: "none selected", teamA: 0, teamB: 3, want: informers.NamespaceModePerNamespace},
 		{name: "more than a quarter", teamA: 3, teamB: 6, want: informers.NamespaceModeClusterWide},
-		{name: "a namespace of its own", teamA: 3, teamB: 1, opts: informers.Options[*corev1.Pod]{Namespace: "a0"}, want: informers.NamespaceModePerNamespace},
+		{name: "a namespace of its own", teamA: 3, teamB: 1, opts: informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Namespace: informers.Set("a0")}}, want: informers.NamespaceModePerNamespace},
 		{name: "sharded", teamA: 1, teamB: 6, opts: informers.Options[*corev1.Pod]{Shard: &byNamespace}, want: informers.NamespaceModeClusterWide},
-		{name: "forced", teamA: 1, teamB: 6, opts: informers.Options[*corev1.Pod]{NamespaceMode: informers.NamespaceModeClusterWide}, want: informers.NamespaceModeClusterWide},
+		{name: "forced", teamA: 1, teamB: 6, opts: informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceMode: informers.Set(informers.NamespaceModeClusterWide)}}, want: informers.NamespaceModeClusterWide},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newNamespaceCluster()
@@ -541,8 +541,8 @@ func TestNamespaceModeAuto(t *testing.T) {
 	}
 
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: newNamespaceCluster().cluster})
-	assert.ErrorContains(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", NamespaceMode: informers.NamespaceModePerNamespace, Shard: &byNamespace}).LastError(), "does not combine with Shard")
-	assert.ErrorContains(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", NamespaceMode: 7}).LastError(), "NamespaceMode(7) is not a NamespaceMode")
-	cw := informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", NamespaceMode: informers.NamespaceModeClusterWide})
-	assert.NotSame(t, cw, informers.InformerWith(f, informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"}), "the mode tells informers apart")
+	assert.ErrorContains(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a"), NamespaceMode: informers.Set(informers.NamespaceModePerNamespace)}, Shard: &byNamespace}).LastError(), "does not combine with Shard")
+	assert.ErrorContains(t, informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a"), NamespaceMode: informers.Set[informers.NamespaceMode](7)}}).LastError(), "NamespaceMode(7) is not a NamespaceMode")
+	cw := informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a"), NamespaceMode: informers.Set(informers.NamespaceModeClusterWide)}})
+	assert.NotSame(t, cw, informers.InformerWith(f, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a")}}), "the mode tells informers apart")
 }

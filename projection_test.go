@@ -40,7 +40,7 @@ func TestMetadataInformersAreProjected(t *testing.T) {
 		for _, watchList := range []bool{true, false} {
 			t.Run(tc.name+map[bool]string{true: "/watch-list", false: "/list"}[watchList], func(t *testing.T) {
 				before := srv.Requests()
-				f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: srv.Config(), DisableWatchList: !watchList})
+				f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: srv.Config(), Tuning: informers.Tuning{DisableWatchList: informers.Set(!watchList)}})
 				n, streams := tc.informer(f)
 				testutil.StartFactory(t, f)
 				require.NoError(t, informers.WaitForSync(testutil.Context(t, time.Minute), f))

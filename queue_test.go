@@ -100,7 +100,7 @@ func TestMergeByKeyEndsInTheCacheState(t *testing.T) {
 			}
 			inf := newPodInformer(t, src)
 			f := newStateFollower()
-			reg, err := inf.AddHandler(f, informers.MergeByKey())
+			reg, err := inf.AddHandlerWith(f, informers.HandlerOptions{MergeByKey: true})
 			require.NoError(t, err)
 			testutil.Run(t, inf)
 			defer f.Release()
@@ -145,17 +145,17 @@ func TestQueueLimitRemovesTheHandler(t *testing.T) {
 	mustAdd(t, src, pod("ns", "a", nil))
 	reported := make(chan error, 1)
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-		OnError: func(err error) {
+		Tuning: informers.Tuning{OnError: informers.Set(func(err error) {
 			select {
 			case reported <- err:
 			default:
 			}
-		},
+		})},
 	})
 	require.NoError(t, err)
 	f := newStateFollower()
 	defer close(f.release)
-	reg, err := inf.AddHandler(f, informers.WithName("stuck"), informers.WithQueueLimit(5))
+	reg, err := inf.AddHandlerWith(f, informers.HandlerOptions{Name: "stuck", QueueLimit: 5})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
 	waitSynced(t, inf)
@@ -169,7 +169,7 @@ func TestQueueLimitRemovesTheHandler(t *testing.T) {
 	require.ErrorAs(t, reg.Err(), &overflow)
 	require.ErrorAs(t, informers.ReadyCheck(reg)(nil), &overflow)
 
-	_, err = inf.AddHandler(f, informers.WithQueueLimit(-1))
+	_, err = inf.AddHandlerWith(f, informers.HandlerOptions{QueueLimit: -1})
 	require.Error(t, err)
 }
 
@@ -186,11 +186,7 @@ func TestQueueLimitCountsEventsOnly(t *testing.T) {
 			testutil.Run(t, inf)
 			waitSynced(t, inf)
 			f := newStateFollower()
-			opts := []informers.HandlerOption{informers.WithQueueLimit(3)}
-			if merge {
-				opts = append(opts, informers.MergeByKey())
-			}
-			reg, err := inf.AddHandler(f, opts...)
+			reg, err := inf.AddHandlerWith(f, informers.HandlerOptions{QueueLimit: 3, MergeByKey: merge})
 			require.NoError(t, err)
 			testutil.Eventually(t, func() bool { return reg.Backlog() == 3 }, "backlog %d, want the 3 adds", reg.Backlog())
 			require.NoError(t, reg.Err(), "removed with only its limit of events waiting")
@@ -207,14 +203,14 @@ func TestQueueLimitCountsEventsOnly(t *testing.T) {
 func TestWaitForSyncOfRemovedHandler(t *testing.T) {
 	src := newPodSource()
 	mustAdd(t, src, pod("ns", "a", nil), pod("ns", "b", nil), pod("ns", "c", nil))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{OnError: func(error) {}})
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{OnError: informers.Set(func(error) {})}})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
 	waitSynced(t, inf)
 
 	overflowing := newStateFollower()
 	defer close(overflowing.release)
-	reg, err := inf.AddHandler(overflowing, informers.WithQueueLimit(2))
+	reg, err := inf.AddHandlerWith(overflowing, informers.HandlerOptions{QueueLimit: 2})
 	require.NoError(t, err)
 	var overflow *informers.HandlerOverflowError
 	require.ErrorAs(t, waitFailsPromptly(t, waitOn(reg)), &overflow)
@@ -253,10 +249,10 @@ func TestReadyCheck(t *testing.T) {
 	src := newPodSource()
 	mustAdd(t, src, pod("ns", "a", nil))
 	src.FailList(apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("RBAC: access denied")))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff, OnError: func(error) {}})
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(error) {})}})
 	require.NoError(t, err)
 	f := newStateFollower()
-	reg, err := inf.AddHandler(f, informers.WithName("follower"))
+	reg, err := inf.AddHandlerWith(f, informers.HandlerOptions{Name: "follower"})
 	require.NoError(t, err)
 	check := informers.ReadyCheck(inf, reg)
 	testutil.Run(t, inf)

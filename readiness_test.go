@@ -22,9 +22,9 @@ func forbiddenInformer(t *testing.T, why, name string) (*informers.SharedInforme
 	t.Helper()
 	src := newPodSource()
 	src.FailList(apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New(why)))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff, OnError: func(error) {}})
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(error) {})}})
 	require.NoError(t, err)
-	reg, err := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{}, informers.WithName(name))
+	reg, err := inf.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{}, informers.HandlerOptions{Name: name})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
 	return inf, reg
@@ -55,7 +55,7 @@ func TestWaitForSyncSaysEachCauseOnce(t *testing.T) {
 		name: "two registrations of one informer, not itself waited for",
 		syncers: func(t *testing.T) ([]informers.Syncer, []string) {
 			inf, reg := forbiddenInformer(t, "RBAC: pods denied", "h")
-			other, err := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{}, informers.WithName("other"))
+			other, err := inf.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{}, informers.HandlerOptions{Name: "other"})
 			require.NoError(t, err)
 			return []informers.Syncer{reg, other}, []string{"RBAC: pods denied"}
 		},
@@ -97,7 +97,7 @@ func TestWaitForSyncKeepsTheHandlersOwnCause(t *testing.T) {
 	synced := newPodInformer(t, src)
 	stuck := newStateFollower()
 	defer stuck.Release()
-	stuckReg, err := synced.AddHandler(stuck, informers.WithName("stuck"))
+	stuckReg, err := synced.AddHandlerWith(stuck, informers.HandlerOptions{Name: "stuck"})
 	require.NoError(t, err)
 	testutil.Run(t, synced)
 	waitSynced(t, synced)

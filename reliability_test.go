@@ -45,14 +45,13 @@ func TestTransformReturningNil(t *testing.T) {
 	mustAdd(t, src, pod("a", "nil", nil), pod("a", "kept", nil))
 	errs := make(chan error, 10)
 	inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{
-		Backoff: fastBackoff,
+		Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(err error) { errs <- err })},
 		Transform: func(p *corev1.Pod) (*corev1.Pod, error) {
 			if p.Name == "nil" {
 				return nil, nil
 			}
 			return p, nil
 		},
-		OnError: func(err error) { errs <- err },
 	})
 	var te *informers.TransformError
 	require.ErrorAs(t, <-errs, &te)
@@ -74,7 +73,7 @@ func TestTransformClearingResourceVersion(t *testing.T) {
 			src.RefuseWatchList(!streaming)
 			mustAdd(t, src, pod("a", "x", nil), pod("a", "y", nil))
 			inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{
-				Backoff: fastBackoff,
+				Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)},
 				Transform: func(p *corev1.Pod) (*corev1.Pod, error) {
 					p.ResourceVersion = ""
 					return p, nil
@@ -108,14 +107,13 @@ func TestTransformFailingOnDelete(t *testing.T) {
 	var fail atomic.Bool
 	var deleted atomic.Pointer[corev1.Pod]
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-		Backoff: fastBackoff,
+		Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(error) {})},
 		Transform: func(p *corev1.Pod) (*corev1.Pod, error) {
 			if fail.Load() {
 				return nil, errors.New("refused")
 			}
 			return p, nil
 		},
-		OnError: func(error) {},
 	})
 	require.NoError(t, err)
 	_, err = inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{OnDelete: func(d informers.Deleted[*corev1.Pod]) { deleted.Store(d.Object) }})
@@ -139,14 +137,13 @@ func TestTransformFailingOnRecreatedObject(t *testing.T) {
 	src.RefuseWatchList(true) // so that holdWatches counts plain watches
 	mustAdd(t, src, pod("a", "x", nil))
 	inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{
-		Backoff: fastBackoff,
+		Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(error) {})},
 		Transform: func(p *corev1.Pod) (*corev1.Pod, error) {
 			if p.Labels["poison"] != "" {
 				return nil, errors.New("refused")
 			}
 			return p, nil
 		},
-		OnError: func(error) {},
 	})
 	reconnect := holdWatches(t, src)
 	_, err := src.Delete("a", "x")
@@ -166,7 +163,7 @@ func TestResumeAfterSyncAtVersionZero(t *testing.T) {
 		t.Run(fmt.Sprintf("watchList=%v", streaming), func(t *testing.T) {
 			src := newPodSource()
 			src.RefuseWatchList(!streaming)
-			inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+			inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 			require.Equal(t, "0", src.ResourceVersion())
 			mustAdd(t, src, pod("a", "x", nil), pod("a", "y", nil))
 			testutil.Eventually(t, func() bool { return inf.LastSyncResourceVersion() == src.ResourceVersion() }, "Added events advance the resume point")
@@ -195,7 +192,7 @@ func TestMinWatchTimeoutFloor(t *testing.T) {
 			return src.Watch(ctx, "", opts)
 		})
 	lw.DisableWatchList = true
-	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{MinWatchTimeout: time.Second})
+	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{MinWatchTimeout: informers.Set(time.Second)}})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
 	timeout := <-timeouts

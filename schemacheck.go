@@ -3,7 +3,7 @@ package informers
 import "github.com/kubetyped/informers/internal/apiclient"
 
 // SchemaCheck says whether an informer's view is checked against the type
-// it projects (Options.SchemaCheck, FactoryOptions.SchemaCheck).
+// it projects (Tuning.SchemaCheck).
 //
 // By default (SchemaCheckDefault) a view is checked against the scheme's
 // Go type of its resource, protobuf or JSON-only, when InformerWith is
@@ -31,8 +31,7 @@ type SchemaCheck uint8
 
 const (
 	// SchemaCheckDefault checks a view where a schema can be had, and
-	// runs it unchecked, saying so, where none can. Zero means the
-	// factory's, whose zero is this.
+	// runs it unchecked, saying so, where none can.
 	SchemaCheckDefault SchemaCheck = iota
 	// SchemaCheckRequire fails the informer's lists where no schema can
 	// be had.

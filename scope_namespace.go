@@ -98,11 +98,11 @@ const namespaceRetry = time.Second
 // chooses, or once a cluster-wide list is refused (403) under
 // NamespaceModeAuto, it runs one reflector per selected namespace instead.
 func (s *namespaceScope[T]) run(ctx context.Context, env scopeEnv[T]) {
-	reg, err := s.source.AddHandler(HandlerFuncs[*corev1.Namespace]{
+	reg, err := s.source.AddHandlerWith(HandlerFuncs[*corev1.Namespace]{
 		OnAdd:    func(*corev1.Namespace, bool) { s.poke() },
 		OnUpdate: func(*corev1.Namespace, *corev1.Namespace) { s.poke() },
 		OnDelete: func(Deleted[*corev1.Namespace]) { s.poke() },
-	}, WithName("namespace selection of "+env.name))
+	}, HandlerOptions{Name: "namespace selection of " + env.name})
 	if err != nil {
 		env.report(errorf("%s: following namespaces: %w", env.desc, err))
 		return

@@ -56,7 +56,7 @@ func TestShardsPartitionObjects(t *testing.T) {
 			owner := map[string]int{}
 			for i := range 3 {
 				mine := shard.Of(shard.ByUID, i, 3)
-				inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &mine, Backoff: fastBackoff})
+				inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &mine, Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 				require.NoError(t, err)
 				testutil.Run(t, inf)
 				waitSynced(t, inf)
@@ -93,7 +93,7 @@ func TestSetShardRanges(t *testing.T) {
 			all := shardPods(t, src, 200)
 			quarters := shard.Split(4)
 			prev := shard.Shard{Ranges: quarters[0:2]}
-			inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &prev, Backoff: fastBackoff})
+			inf, rec := startRecording(t, src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &prev, Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 			before := len(rec.List())
 
 			next := shard.Shard{Ranges: quarters[1:3]}
@@ -158,7 +158,7 @@ func TestWaitForSyncWaitsForTheShard(t *testing.T) {
 	src := newPodSource()
 	all := shardPods(t, src, 50)
 	quarters := shard.Split(4)
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &shard.Shard{Ranges: quarters[:1]}, Backoff: fastBackoff})
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Shard: &shard.Shard{Ranges: quarters[:1]}, Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	require.NoError(t, err)
 	require.NoError(t, inf.SetShardRanges(context.Background(), quarters[1:2]...), "before Run: at once")
 	testutil.Run(t, inf)

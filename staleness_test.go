@@ -58,9 +58,8 @@ func TestStalenessMonitorStalledWatch(t *testing.T) {
 	m := &stalenessMetrics{countingMetrics: countingMetrics{counts: map[string]int{}}}
 	const threshold = 150 * time.Millisecond
 	f := informers.NewFactoryWith(nil, informers.FactoryOptions{
-		Server:    cluster,
-		Metrics:   m,
-		Staleness: &informers.StalenessOptions{Interval: 10 * time.Millisecond, Threshold: threshold},
+		Server: cluster,
+		Tuning: informers.Tuning{Metrics: informers.Set[informers.Metrics](m), Staleness: informers.Set(&informers.StalenessOptions{Interval: 10 * time.Millisecond, Threshold: threshold})},
 	})
 	inf := informers.Informer[*corev1.Pod](f)
 	testutil.StartFactory(t, f)
@@ -109,8 +108,7 @@ func TestStalenessProbeError(t *testing.T) {
 	src := newPodSource()
 	mustAdd(t, src, pod("a", "p0", nil))
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-		Staleness: &informers.StalenessOptions{Interval: 10 * time.Millisecond, Threshold: time.Hour},
-		OnError:   func(error) {},
+		Tuning: informers.Tuning{Staleness: informers.Set(&informers.StalenessOptions{Interval: 10 * time.Millisecond, Threshold: time.Hour}), OnError: informers.Set(func(error) {})},
 	})
 	require.NoError(t, err)
 	testutil.Run(t, inf)

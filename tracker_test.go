@@ -25,7 +25,7 @@ func stalledTracker(t *testing.T, opts informers.Options[*corev1.Pod], objs ...*
 	t.Helper()
 	src := newPodSource()
 	mustAdd(t, src, objs...)
-	opts.Backoff = fastBackoff
+	opts.Backoff = informers.Set(fastBackoff)
 	inf, err := informers.NewInformer(src.ListWatch(""), opts)
 	require.NoError(t, err)
 	testutil.Run(t, inf)
@@ -151,7 +151,7 @@ func TestTrackerNamespaceScope(t *testing.T) {
 	src := newPodSource()
 	cluster := informerstest.NewCluster()
 	informerstest.Serve(cluster, corev1.SchemeGroupVersion.WithResource("pods"), src)
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: cluster, Namespace: "a"})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: cluster, Tuning: informers.Tuning{Namespace: informers.Set("a")}})
 	inf := informers.Informer[*corev1.Pod](f)
 	testutil.StartFactory(t, f)
 	waitSynced(t, inf)

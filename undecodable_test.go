@@ -79,7 +79,7 @@ func TestUndecodableObjectKeepsItsLastGoodState(t *testing.T) {
 		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return w, nil })
 	lw.DisableWatchList = true
 	log := &errorLog{}
-	inf, rec := startRecording(t, lw, informers.Options[*corev1.Pod]{OnError: log.add, FailReadinessOnUndecodable: true})
+	inf, rec := startRecording(t, lw, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{OnError: informers.Set(log.add)}, FailReadinessOnUndecodable: true})
 	tracker := informers.NewTracker(inf, 2*time.Second)
 	ready := informers.ReadyCheck(inf)
 	req := httptest.NewRequest("GET", "/readyz", nil)
@@ -201,7 +201,7 @@ func TestUndecodableTypeFailsSyncAndReadiness(t *testing.T) {
 		},
 		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return w, nil })
 	lw.DisableWatchList = true
-	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{OnError: func(error) {}})
+	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{OnError: informers.Set(func(error) {})}})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
 	ready := informers.ReadyCheck(inf)
@@ -288,7 +288,7 @@ func TestUndecodableObjectFixedIsAddedIfNeverCached(t *testing.T) {
 		},
 		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return w, nil })
 	lw.DisableWatchList = true
-	inf, rec := startRecording(t, lw, informers.Options[*corev1.Pod]{OnError: func(error) {}})
+	inf, rec := startRecording(t, lw, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{OnError: informers.Set(func(error) {})}})
 	initial := len(rec.List())
 	w.Modify(badPodAt("x", "ux", "6", "spec.priority"))
 	w.Modify(goodPod("never", "un", "7"))

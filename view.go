@@ -79,7 +79,8 @@ import (
 // the server as PartialObjectMetadata, so that the rest of each object is
 // not even sent; a view of more fields is decoded from whole objects.
 // Writing a view back to the server would drop every field it omits:
-// change objects with patches. See docs/memory.md.
+// change objects with patches. For the other ways to keep less, see the
+// table "When to use which" in docs/memory.md.
 type ViewMeta struct {
 	Name              string                  `json:"name,omitempty"`
 	Namespace         string                  `json:"namespace,omitempty"`

@@ -523,7 +523,7 @@ func TestViewInformerErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `pods.v1: view *informers_test.badPlacement of *v1.Pod: badPlacement.Spec.Node: v1.PodSpec has no field "node"`)
 
-	err = informers.InformerWith(f, informers.Options[*metaView]{Resource: podsResource, DisableDecoder: true}).LastError()
+	err = informers.InformerWith(f, informers.Options[*metaView]{Resource: podsResource, Tuning: informers.Tuning{DisableDecoder: informers.Set(true)}}).LastError()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "DisableDecoder cannot be set")
 
@@ -558,7 +558,7 @@ func TestViewInformerScopes(t *testing.T) {
 		p.Annotations = map[string]string{"note": "x"}
 		mustAdd(t, c.pods, p)
 	}
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: c.cluster, Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	defer f.Shutdown(ctx)
 	half := shard.Of(shard.ByUID, 0, 2)
 	type pair struct {
@@ -574,13 +574,13 @@ func TestViewInformerScopes(t *testing.T) {
 		{"all", informers.Options[*corev1.Pod]{}},
 		{"annotations skipped", informers.Options[*corev1.Pod]{LabelSelector: "app in (web, db)", SkipFields: []string{"metadata.annotations"}}},
 		{"labels", informers.Options[*corev1.Pod]{LabelSelector: "app=web"}},
-		{"namespaces", informers.Options[*corev1.Pod]{NamespaceSelector: "team=a"}},
+		{"namespaces", informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a")}}},
 		{"shard", informers.Options[*corev1.Pod]{Shard: &half}},
-		{"namespaces and shard", informers.Options[*corev1.Pod]{NamespaceSelector: "team=a", Shard: &half}},
+		{"namespaces and shard", informers.Options[*corev1.Pod]{Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a")}, Shard: &half}},
 	} {
 		o := tc.opts
 		views := informers.InformerWith(f, informers.Options[*podView]{Resource: podsResource,
-			LabelSelector: o.LabelSelector, NamespaceSelector: o.NamespaceSelector, Shard: o.Shard, SkipFields: o.SkipFields})
+			LabelSelector: o.LabelSelector, Tuning: informers.Tuning{NamespaceSelector: o.NamespaceSelector}, Shard: o.Shard, SkipFields: o.SkipFields})
 		require.NoError(t, views.LastError(), tc.name)
 		full := informers.InformerWith(f, o)
 		require.NoError(t, full.LastError(), tc.name)

@@ -22,9 +22,8 @@ type writer[T Object] struct {
 	desc      string
 	store     *store.Store[T]
 	transform TransformFunc[T]
-	copyOut   func(T) T     // copies a list item out of its list's item array
-	interning *interning[T] // nil: objects are cached as they come
-	clear     func(T)       // zeroes the fields to skip; nil if none
+	copyOut   func(T) T // copies a list item out of its list's item array
+	clear     func(T)   // zeroes the fields to skip; nil if none
 	report    func(error)
 
 	// handlers is replaced, never changed in place, with the informer's
@@ -50,9 +49,8 @@ type writer[T Object] struct {
 	toWake  []*dispatch.Listener[T] // handlers to wake at the next Flush
 }
 
-// newWriter returns the writer of store, with no handlers; with intern,
-// it stores equal parts of objects once.
-func newWriter[T Object](desc string, s *store.Store[T], transform TransformFunc[T], clear func(T), intern bool, report func(error)) *writer[T] {
+// newWriter returns the writer of store, with no handlers.
+func newWriter[T Object](desc string, s *store.Store[T], transform TransformFunc[T], clear func(T), report func(error)) *writer[T] {
 	w := &writer[T]{
 		desc:      desc,
 		store:     s,
@@ -61,9 +59,6 @@ func newWriter[T Object](desc string, s *store.Store[T], transform TransformFunc
 		clear:     clear,
 		report:    report,
 		syncedCh:  make(chan struct{}),
-	}
-	if intern {
-		w.interning = newInterning[T]()
 	}
 	w.handlers.Store(&[]*dispatch.Listener[T]{})
 	return w
@@ -156,10 +151,6 @@ func (w *writer[T]) Put(obj T, from reflector.Origin) {
 		// Out of the page's item array, which can then be freed as a
 		// whole: otherwise any one cached item would keep it all.
 		obj = w.copyOut(obj)
-	}
-	if w.interning != nil {
-		w.interning.intern(w.store, key, obj)
-		key = store.KeyOf(obj) // the same key, in the interned strings
 	}
 	w.bad.forget(key)
 	w.store.Lock()

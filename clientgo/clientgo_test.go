@@ -48,7 +48,7 @@ func pod(ns, name string, lbls map[string]string) *corev1.Pod {
 
 func newInformer(t *testing.T, src *podSource) *informers.SharedInformer[*corev1.Pod] {
 	t.Helper()
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	require.NoError(t, err)
 	return inf
 }
@@ -229,11 +229,11 @@ func TestViewIndexFuncError(t *testing.T) {
 	src := newSource(t, pod("a", "x", nil))
 	var mu sync.Mutex
 	var reported []error
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Backoff: fastBackoff, OnError: func(err error) {
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		reported = append(reported, err)
-	}})
+	})}})
 	require.NoError(t, err)
 	view := clientgo.SharedIndexInformer(inf)
 	require.NoError(t, view.AddIndexers(cache.Indexers{"bad": func(any) ([]string, error) { return nil, errors.New("no value") }}))
@@ -301,7 +301,7 @@ func TestFromListerWatcher(t *testing.T) {
 			return src.Watch(ctx, "", opts)
 		},
 	}
-	inf, err := informers.NewInformer(clientgo.FromListerWatcher[*corev1.Pod](lw), informers.Options[*corev1.Pod]{Backoff: fastBackoff})
+	inf, err := informers.NewInformer(clientgo.FromListerWatcher[*corev1.Pod](lw), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
 	require.NoError(t, informers.WaitForSync(testutil.Context(t, 10*time.Second), inf))

@@ -31,7 +31,7 @@ func TestDynamicFactoryAsClientGos(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, bf.SetClientGoWatchList(true)) })
 	stop := make(chan struct{})
 
-	ours := clientgo.DynamicFactory(informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: srv.Config(), DisableWatchList: true}))
+	ours := clientgo.DynamicFactory(informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: srv.Config(), Tuning: informers.Tuning{DisableWatchList: informers.Set(true)}}))
 	theirs := dynamicinformer.NewDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(srv.Config()), 0)
 	var lists [2][]runtime.Object
 	for i, f := range []dynamicinformer.DynamicSharedInformerFactory{ours, theirs} {

@@ -30,8 +30,10 @@ func (a handler[T]) HandleDelete(d informers.Deleted[T]) {
 // AddEventHandler registers a client-go event handler on inf:
 //
 //	reg, err := clientgo.AddEventHandler(pods, cache.ResourceEventHandlerFuncs{AddFunc: ..., DeleteFunc: ...})
-func AddEventHandler[T informers.Object](inf *informers.SharedInformer[T], h cache.ResourceEventHandler, opts ...informers.HandlerOption) (*informers.Registration[T], error) {
-	return inf.AddHandler(Handler[T](h), opts...)
+//
+// With handler options, register Handler[T](h) with inf.AddHandlerWith.
+func AddEventHandler[T informers.Object](inf *informers.SharedInformer[T], h cache.ResourceEventHandler) (*informers.Registration[T], error) {
+	return inf.AddHandler(Handler[T](h))
 }
 
 // storeKey is client-go's key of an object: "namespace/name", or "name"

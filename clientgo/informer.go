@@ -64,11 +64,11 @@ func (v *View[T]) AddEventHandlerWithOptions(h cache.ResourceEventHandler, opts 
 	if h == nil {
 		return nil, fmt.Errorf("clientgo: %s: AddEventHandler with a nil handler", v.inf)
 	}
-	var hopts []informers.HandlerOption
+	var hopts informers.HandlerOptions
 	if opts.ResyncPeriod != nil {
-		hopts = append(hopts, informers.WithResync(*opts.ResyncPeriod))
+		hopts.ResyncPeriod = informers.Set(*opts.ResyncPeriod)
 	}
-	reg, err := AddEventHandler(v.inf, h, hopts...)
+	reg, err := v.inf.AddHandlerWith(Handler[T](h), hopts)
 	if err != nil {
 		return nil, err
 	}

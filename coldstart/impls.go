@@ -89,7 +89,7 @@ var implementations = []implementation{
 	{
 		name:  "informers-list",
 		about: "this library's Factory with FactoryOptions.DisableWatchList: a list, then a watch",
-		sync:  syncInformers(informers.FactoryOptions{DisableWatchList: true}, shapeInformer),
+		sync:  syncInformers(informers.FactoryOptions{Tuning: informers.Tuning{DisableWatchList: informers.Set(true)}}, shapeInformer),
 	},
 	{
 		name: "informers-view",

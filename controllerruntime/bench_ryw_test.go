@@ -156,7 +156,7 @@ func rywUpdate(ctx context.Context, cs kubernetes.Interface, key types.Namespace
 // until ctx ends.
 func rywInformer(b *testing.B, ctx context.Context, cs kubernetes.Interface, ns string) *informers.SharedInformer[*corev1.ConfigMap] {
 	b.Helper()
-	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: ns})
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns)}})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	f.Start(ctx)
 	b.Cleanup(func() { _ = f.Shutdown(context.Background()) })

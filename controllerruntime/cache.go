@@ -294,7 +294,7 @@ func (c *Cache) typeFor(gvk schema.GroupVersionKind, sh shape, create bool) (tc 
 		}
 		var inf *informers.SharedInformer[client.Object]
 		if sel := c.namespaceSelectorFor(gvk, tc.namespaced, pc.namespace); sel != "" {
-			o.NamespaceSelector, o.NamespaceMode = sel, c.namespaceMode
+			o.NamespaceSelector, o.NamespaceMode = informers.Set(sel), informers.Set(c.namespaceMode)
 			inf, err = informers.NewNamespaceSelectedInformer(lwFor, c.namespaces, o)
 		} else {
 			var lw *informers.ListWatch[client.Object, informers.List]

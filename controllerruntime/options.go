@@ -128,7 +128,7 @@ func jittered(d *time.Duration) time.Duration {
 
 // informerOptions turns a part's settings into an informer's options.
 func (p partConfig) informerOptions(onError func(error)) informers.Options[client.Object] {
-	o := informers.Options[client.Object]{ResyncPeriod: p.sync, OnError: onError}
+	o := informers.Options[client.Object]{Tuning: informers.Tuning{ResyncPeriod: informers.Set(p.sync), OnError: informers.Set(onError)}}
 	if p.labels != nil && !p.labels.Empty() {
 		o.LabelSelector = p.labels.String()
 	}

@@ -51,7 +51,7 @@ func (s *informerSource[T, R]) Start(ctx context.Context, q workqueue.TypedRateL
 	if s.reg != nil {
 		return fmt.Errorf("controllerruntime: source of %s started twice", s.inf)
 	}
-	reg, err := s.inf.AddHandler(informers.HandlerFuncs[T]{
+	reg, err := s.inf.AddHandlerWith(informers.HandlerFuncs[T]{
 		OnAdd: func(obj T, initial bool) {
 			e := event.TypedCreateEvent[T]{Object: obj, IsInInitialList: initial}
 			for _, p := range s.predicates {
@@ -79,7 +79,7 @@ func (s *informerSource[T, R]) Start(ctx context.Context, q workqueue.TypedRateL
 			}
 			s.handler.Delete(ctx, e, q)
 		},
-	}, informers.WithName(fmt.Sprintf("controller-runtime source %T", s.handler)))
+	}, informers.HandlerOptions{Name: fmt.Sprintf("controller-runtime source %T", s.handler)})
 	if err != nil {
 		return err
 	}

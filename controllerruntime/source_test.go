@@ -25,7 +25,7 @@ import (
 func TestSource(t *testing.T) {
 	env, cs := sharedServer(t)
 	ns := testutil.Namespace(t, cs)
-	factory := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: ns})
+	factory := informers.NewFactoryWith(cs, informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns)}})
 	configMaps := informers.Informer[*corev1.ConfigMap](factory)
 	fctx, stop := context.WithCancel(context.Background())
 	factory.Start(fctx)

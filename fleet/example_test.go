@@ -33,7 +33,7 @@ func exampleCluster(names ...string) fleet.Cluster {
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	fl := fleet.New(fleet.Options{Factory: informers.FactoryOptions{OnError: func(error) {}}})
+	fl := fleet.New(fleet.Options{Factory: informers.FactoryOptions{Tuning: informers.Tuning{OnError: informers.Set(func(error) {})}}})
 	defer fl.Shutdown(context.Background())
 
 	pods := fleet.Informer[*corev1.Pod](fl)

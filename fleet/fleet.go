@@ -146,9 +146,10 @@ func (fl *Fleet) attach(ctx context.Context, name string, c Cluster) (*member, e
 	m := &member{name: name, health: newHealth(name), done: make(chan struct{})}
 	opts := fl.opts.Factory
 	opts.RESTConfig, opts.Server, opts.Decoders = c.RESTConfig, c.Server, &fl.decoders
-	opts.OnError = m.health.observe(fl.opts.Factory.OnError)
+	onError, _ := fl.opts.Factory.OnError.Get()
+	opts.OnError = informers.Set(m.health.observe(onError))
 	if fl.opts.Metrics != nil {
-		opts.Metrics = fl.opts.Metrics(name)
+		opts.Metrics = informers.Set(fl.opts.Metrics(name))
 	}
 	m.factory = informers.NewFactoryWith(c.Client, opts)
 	fl.clusters[name] = m

@@ -58,7 +58,7 @@ var fastBackoff = &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 
 // newFleet returns a fleet shut down when the test ends.
 func newFleet(t testing.TB) *fleet.Fleet {
 	t.Helper()
-	fl := fleet.New(fleet.Options{Factory: informers.FactoryOptions{Backoff: fastBackoff, OnError: func(error) {}}})
+	fl := fleet.New(fleet.Options{Factory: informers.FactoryOptions{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(error) {})}}})
 	t.Cleanup(func() { require.NoError(t, fl.Shutdown(context.Background())) })
 	return fl
 }
@@ -138,7 +138,7 @@ func TestFleetReadsAndFollowsEveryCluster(t *testing.T) {
 	assert.Equal(t, []string{"east|shop/web-0", "north|ops/db-0"}, keys(byNode.All("n1")))
 
 	// An informer requested after attach runs on every cluster.
-	nodes := fleet.InformerWith(fl, informers.Options[*corev1.Pod]{Namespace: "ops"})
+	nodes := fleet.InformerWith(fl, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Namespace: informers.Set("ops")}})
 	require.NoError(t, informers.WaitForSync(ctx, nodes))
 	assert.Equal(t, []string{"north|ops/db-0"}, keys(nodes.Lister().All()))
 
@@ -391,7 +391,7 @@ func TestMetricsCarryTheClusterAndGoWithIt(t *testing.T) {
 	testutil.NoLeaks(t)
 	ctx := waitCtx(t)
 	metrics := &clusterMetrics{running: map[string]int{}}
-	fl := fleet.New(fleet.Options{Factory: informers.FactoryOptions{Backoff: fastBackoff}, Metrics: metrics.forCluster})
+	fl := fleet.New(fleet.Options{Factory: informers.FactoryOptions{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}}, Metrics: metrics.forCluster})
 	t.Cleanup(func() { require.NoError(t, fl.Shutdown(context.Background())) })
 	fleet.Informer[*corev1.Pod](fl)
 	require.NoError(t, fl.Attach(ctx, "east", newTestCluster(t).cluster()))

@@ -68,7 +68,7 @@ func (c inCluster[T]) HandleDelete(d informers.Deleted[T]) { c.h.HandleDelete(c.
 type Registration[T informers.Object] struct {
 	inf  *SharedInformer[T]
 	h    Handler[T]
-	opts []informers.HandlerOption
+	opts informers.HandlerOptions
 
 	// Guarded by inf.mu.
 	clusters map[string]*informers.Registration[T]
@@ -79,11 +79,17 @@ type Registration[T informers.Object] struct {
 
 // AddHandler registers h on every cluster, those attached later too. On
 // each cluster, h first receives the cache's current contents as adds,
-// then every later event, as with informers.SharedInformer.AddHandler;
-// opts apply on every cluster. A cluster that refuses the handler (its
+// then every later event, as with informers.SharedInformer.AddHandler.
+// A cluster that refuses the handler (its
 // informer could not be created) is reported by the registration's
 // WaitForSync.
-func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...informers.HandlerOption) (*Registration[T], error) {
+func (i *SharedInformer[T]) AddHandler(h Handler[T]) (*Registration[T], error) {
+	return i.AddHandlerWith(h, informers.HandlerOptions{})
+}
+
+// AddHandlerWith is AddHandler with options, which apply on every
+// cluster.
+func (i *SharedInformer[T]) AddHandlerWith(h Handler[T], opts informers.HandlerOptions) (*Registration[T], error) {
 	if h == nil {
 		return nil, fmt.Errorf("fleet: %s: AddHandler with a nil handler", i)
 	}
@@ -101,7 +107,7 @@ func (i *SharedInformer[T]) AddHandler(h Handler[T], opts ...informers.HandlerOp
 // attach adds the handler to inf, the informer of cluster; with inf.mu
 // held.
 func (r *Registration[T]) attach(cluster string, inf *informers.SharedInformer[T]) {
-	cr, err := inf.AddHandler(inCluster[T]{cluster, r.h}, r.opts...)
+	cr, err := inf.AddHandlerWith(inCluster[T]{cluster, r.h}, r.opts)
 	if err != nil {
 		r.errs[cluster] = err
 		return

@@ -36,18 +36,18 @@ type SharedInformer[T informers.Object] struct {
 // requestKey tells a fleet's informers apart, as a factory does: by
 // every option that makes a factory's informers differ.
 type requestKey struct {
-	typ                             reflect.Type
-	resource                        schema.GroupVersionResource
-	namespace, labels, fields, name string
-	namespaces                      string
-	namespaceMode                   informers.NamespaceMode
-	shard                           string
+	typ                   reflect.Type
+	resource              schema.GroupVersionResource
+	labels, fields, name  string
+	namespace, namespaces informers.Setting[string]
+	namespaceMode         informers.Setting[informers.NamespaceMode]
+	shard                 string
 }
 
 // keyOf returns the key of the informers of type T that opts asks for.
 func keyOf[T informers.Object](opts informers.Options[T]) requestKey {
-	k := requestKey{reflect.TypeFor[T](), opts.Resource, opts.Namespace, opts.LabelSelector, opts.FieldSelector, opts.Name,
-		opts.NamespaceSelector, opts.NamespaceMode, ""}
+	k := requestKey{reflect.TypeFor[T](), opts.Resource, opts.LabelSelector, opts.FieldSelector, opts.Name,
+		opts.Namespace, opts.NamespaceSelector, opts.NamespaceMode, ""}
 	if s := opts.Shard; s != nil {
 		// An invalid shard fails on every cluster, whichever its key.
 		c := s.Canonical()

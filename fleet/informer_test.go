@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
@@ -19,11 +20,11 @@ func TestInformerWithTellsRequestsApart(t *testing.T) {
 	half := shard.Of(shard.ByUID, 0, 2)
 	base := fleet.InformerWith(fl, informers.Options[*corev1.Pod]{})
 	for name, opts := range map[string]informers.Options[*corev1.Pod]{
-		"namespace":          {Namespace: "a"},
+		"namespace":          {Tuning: informers.Tuning{Namespace: informers.Set("a")}},
 		"labels":             {LabelSelector: "app=web"},
 		"fields":             {FieldSelector: "spec.nodeName=n"},
-		"namespace selector": {NamespaceSelector: "team=a"},
-		"namespace mode":     {NamespaceSelector: "team=a", NamespaceMode: informers.NamespaceModePerNamespace},
+		"namespace selector": {Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a")}},
+		"namespace mode":     {Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=a"), NamespaceMode: informers.Set(informers.NamespaceModePerNamespace)}},
 		"shard":              {Shard: &half},
 		"name":               {Name: "mine"},
 	} {
@@ -37,5 +38,5 @@ func TestInformerWithTellsRequestsApart(t *testing.T) {
 	assert.NotSame(t, fleet.InformerWith(fl, informers.Options[*corev1.Pod]{Shard: &half}), fleet.InformerWith(fl, informers.Options[*corev1.Pod]{Shard: &other}))
 	sameHalf := half
 	assert.Same(t, fleet.InformerWith(fl, informers.Options[*corev1.Pod]{Shard: &half}), fleet.InformerWith(fl, informers.Options[*corev1.Pod]{Shard: &sameHalf}))
-	assert.Same(t, base, fleet.InformerWith(fl, informers.Options[*corev1.Pod]{ResyncPeriod: 1}), "other options are the first request's")
+	assert.Same(t, base, fleet.InformerWith(fl, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{ResyncPeriod: informers.Set[time.Duration](1)}}), "other options are the first request's")
 }

@@ -45,7 +45,7 @@ func (s *Secrets) Run(ctx context.Context, t Target) error {
 	if s.Namespace == "" {
 		return errors.New("fleet: Secrets: no Namespace")
 	}
-	factory := informers.NewFactoryWith(s.Hub.Client, informers.FactoryOptions{RESTConfig: s.Hub.RESTConfig, Server: s.Hub.Server, Namespace: s.Namespace})
+	factory := informers.NewFactoryWith(s.Hub.Client, informers.FactoryOptions{RESTConfig: s.Hub.RESTConfig, Server: s.Hub.Server, Tuning: informers.Tuning{Namespace: informers.Set(s.Namespace)}})
 	secrets := informers.InformerWith(factory, informers.Options[*corev1.Secret]{LabelSelector: s.LabelSelector})
 	f := &secretFollower{s: s, t: t, ctx: ctx, kubeconfigs: make(map[string][]byte)}
 	if _, err := secrets.AddHandler(informers.HandlerFuncs[*corev1.Secret]{

@@ -24,8 +24,8 @@ func ExampleNewSource() {
 		_, _ = src.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}})
 	}
 	inf, _ := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-		Backoff: &wait.Backoff{Duration: time.Millisecond}, // retry at once, for the example
-		OnError: func(error) {},                            // the failures below are on purpose
+		Tuning: informers.Tuning{Backoff: informers.Set(&wait.Backoff{Duration: time.Millisecond}), OnError: informers.Set(func(error) {})}, // retry at once, for the example
+		// the failures below are on purpose
 	})
 	deleted := make(chan informers.Deleted[*corev1.Pod], 1)
 	_, _ = inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{
@@ -59,7 +59,7 @@ func ExampleNewCluster() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	factory := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: cluster, OnError: func(error) {}})
+	factory := informers.NewFactoryWith(nil, informers.FactoryOptions{Server: cluster, Tuning: informers.Tuning{OnError: informers.Set(func(error) {})}})
 	defer factory.Shutdown(ctx)
 	podInformer := informers.Informer[*corev1.Pod](factory)
 	configMaps := informers.Informer[*corev1.ConfigMap](factory)

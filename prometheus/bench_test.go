@@ -59,7 +59,7 @@ func benchUpdate(b *testing.B, pods *bf.PodList, events [2][]*corev1.Pod, m info
 		},
 		DisableWatchList: true,
 	}
-	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Metrics: m})
+	inf, err := informers.NewInformer(lw, informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Metrics: informers.Set[informers.Metrics](m)}})
 	if err != nil {
 		b.Fatal(err)
 	}

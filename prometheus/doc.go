@@ -2,7 +2,9 @@
 // a Prometheus registry:
 //
 //	m, err := prometheus.New(registry)
-//	factory := informers.NewFactoryWith(client, informers.FactoryOptions{Metrics: m})
+//	factory := informers.NewFactoryWith(client, informers.FactoryOptions{
+//		Tuning: informers.Tuning{Metrics: informers.Set[informers.Metrics](m)},
+//	})
 //
 // Where client-go has a metric, it has client-go's name and labels (name,
 // group, version, resource): informer_queued_items,

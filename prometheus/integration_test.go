@@ -49,16 +49,16 @@ func TestScrapeOnRealControlPlane(t *testing.T) {
 	m, err := informersprom.New(reg)
 	require.NoError(t, err)
 	backoff := &wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Cap: time.Second, Steps: 1 << 20}
-	f := informers.NewFactoryWith(admin, informers.FactoryOptions{Namespace: ns, Metrics: m, Backoff: backoff})
+	f := informers.NewFactoryWith(admin, informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), Metrics: informers.Set[informers.Metrics](m), Backoff: informers.Set(backoff)}})
 	pods := informers.Informer[*corev1.Pod](f)
 	stuck := make(chan struct{})
 	var release sync.Once
 	defer release.Do(func() { close(stuck) })
-	_, err = pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{
+	_, err = pods.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{
 		OnUpdate: func(_, _ *corev1.Pod) { <-stuck },
-	}, informers.WithName("stuck"))
+	}, informers.HandlerOptions{Name: "stuck"})
 	require.NoError(t, err)
-	rf := informers.NewFactoryWith(restricted, informers.FactoryOptions{Namespace: ns, Metrics: m, Backoff: backoff, OnError: func(error) {}})
+	rf := informers.NewFactoryWith(restricted, informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), Metrics: informers.Set[informers.Metrics](m), Backoff: informers.Set(backoff), OnError: informers.Set(func(error) {})}})
 	informers.Informer[*corev1.Secret](rf)
 	allReady := func(r *http.Request) error {
 		return errors.Join(informers.ReadyCheck(f)(r), informers.ReadyCheck(rf)(r))

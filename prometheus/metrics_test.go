@@ -45,19 +45,19 @@ func TestMetrics(t *testing.T) {
 	require.Error(t, err, "registered twice")
 
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-		Backoff: fastBackoff, Metrics: m, OnError: func(error) {},
+		Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), Metrics: informers.Set[informers.Metrics](m), OnError: informers.Set(func(error) {})},
 	})
 	require.NoError(t, err)
 	var release sync.Once
 	stuck := make(chan struct{})
-	h, err := inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{
+	h, err := inf.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{
 		OnUpdate: func(_, p *corev1.Pod) {
 			if p.Name == "bad" {
 				panic("bug")
 			}
 			<-stuck
 		},
-	}, informers.WithName("h"))
+	}, informers.HandlerOptions{Name: "h"})
 	require.NoError(t, err)
 	url := serve(t, reg, informers.ReadyCheck(inf, h))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -139,7 +139,7 @@ func TestMetricsNamesTwoInformersApart(t *testing.T) {
 	defer cancel()
 	for range 2 {
 		src := informerstest.NewSource[*corev1.Pod, *corev1.PodList](corev1.Resource("pods"))
-		inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Metrics: m, Name: "same"})
+		inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Metrics: informers.Set[informers.Metrics](m)}, Name: "same"})
 		require.NoError(t, err)
 		wg.Go(func() { _ = inf.Run(ctx) })
 		require.NoError(t, informers.WaitForSync(ctx, inf))
@@ -177,7 +177,7 @@ func TestShardGauges(t *testing.T) {
 	m, err := informersprom.New(reg)
 	require.NoError(t, err)
 	half := shard.Of(shard.ByUID, 0, 2)
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Metrics: m, Shard: &half})
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Metrics: informers.Set[informers.Metrics](m)}, Shard: &half})
 	require.NoError(t, err)
 	runSynced(t, inf)
 	url := serve(t, reg, informers.ReadyCheck(inf))
@@ -199,7 +199,7 @@ func TestStalenessGauges(t *testing.T) {
 	m, err := informersprom.New(reg)
 	require.NoError(t, err)
 	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{
-		Metrics: m, Staleness: &informers.StalenessOptions{Interval: 10 * time.Millisecond, Threshold: 100 * time.Millisecond},
+		Tuning: informers.Tuning{Metrics: informers.Set[informers.Metrics](m), Staleness: informers.Set(&informers.StalenessOptions{Interval: 10 * time.Millisecond, Threshold: 100 * time.Millisecond})},
 	})
 	require.NoError(t, err)
 	runSynced(t, inf)
@@ -251,9 +251,9 @@ func TestMetricNames(t *testing.T) {
 	assert.Contains(t, informersprom.MetricNames(), "informer_requests_total")
 
 	src := informerstest.NewSource[*corev1.Pod, *corev1.PodList](corev1.Resource("pods"))
-	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Metrics: m})
+	inf, err := informers.NewInformer(src.ListWatch(""), informers.Options[*corev1.Pod]{Tuning: informers.Tuning{Metrics: informers.Set[informers.Metrics](m)}})
 	require.NoError(t, err)
-	_, err = inf.AddHandler(informers.HandlerFuncs[*corev1.Pod]{}, informers.WithName("h"))
+	_, err = inf.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{}, informers.HandlerOptions{Name: "h"})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
 	require.NoError(t, informers.WaitForSync(testutil.Context(t, time.Minute), inf))

@@ -44,7 +44,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o podcount.Option
 	if err != nil {
 		return err
 	}
-	factory := informers.NewFactoryWith(clientset, informers.FactoryOptions{Namespace: o.Namespace})
+	factory := informers.NewFactoryWith(clientset, informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(o.Namespace)}})
 	// All that changes: the informers are views of ours. The
 	// ConfigMap filter is per informer, so one factory serves both.
 	pods := clientgo.SharedIndexInformer(informers.Informer[*corev1.Pod](factory))

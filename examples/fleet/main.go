@@ -113,7 +113,7 @@ func run(ctx context.Context, hub *rest.Config, members map[string]*rest.Config,
 
 	// The hub's original: any change concerns every member.
 	hubFactory := informers.NewFactory(hubClient)
-	selected := informers.Options[*corev1.ConfigMap]{Namespace: namespace, FieldSelector: "metadata.name=" + name}
+	selected := informers.Options[*corev1.ConfigMap]{Tuning: informers.Tuning{Namespace: informers.Set(namespace)}, FieldSelector: "metadata.name=" + name}
 	original := informers.InformerWith(hubFactory, selected)
 	if _, err := original.AddHandler(informers.HandlerFuncs[*corev1.ConfigMap]{
 		OnAdd:    func(*corev1.ConfigMap, bool) { enqueueAll() },

@@ -72,12 +72,14 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 		return err
 	}
 	// StripManagedFields saves memory: we never read managedFields.
-	fo := informers.FactoryOptions{StripManagedFields: true}
+	fo := informers.FactoryOptions{Tuning: informers.Tuning{StripManagedFields: informers.Set(true)}}
 	registry := prometheus.NewRegistry()
 	if o.MetricsAddr != "" {
-		if fo.Metrics, err = informersprom.New(registry); err != nil {
+		metrics, err := informersprom.New(registry)
+		if err != nil {
 			return err
 		}
+		fo.Metrics = informers.Set[informers.Metrics](metrics)
 	}
 	factory := informers.NewFactoryWith(clientset, fo)
 	pods := informers.Informer[*corev1.Pod](factory)
@@ -98,10 +100,10 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 		default: // a print is pending already
 		}
 	}
-	_, err = pods.AddHandler(informers.HandlerFuncs[*corev1.Pod]{
+	_, err = pods.AddHandlerWith(informers.HandlerFuncs[*corev1.Pod]{
 		OnAdd:    func(*corev1.Pod, bool) { poke() },
 		OnDelete: func(informers.Deleted[*corev1.Pod]) { poke() },
-	}, informers.WithName("quickstart"))
+	}, informers.HandlerOptions{Name: "quickstart"})
 	if err != nil {
 		return err // the informer could not be made; err says why
 	}

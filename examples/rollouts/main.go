@@ -77,7 +77,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	factory := informers.NewFactoryWith(clientset, informers.FactoryOptions{StripManagedFields: true})
+	factory := informers.NewFactoryWith(clientset, informers.FactoryOptions{Tuning: informers.Tuning{StripManagedFields: informers.Set(true)}})
 	deployments := informers.Informer[*appsv1.Deployment](factory)
 	c := &controller{
 		clientset:   clientset,

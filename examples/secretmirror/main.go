@@ -100,10 +100,10 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 	// Each informer caches only what the controller reads: the labelled
 	// secrets of one namespace, the mirrors in the other.
 	sources := informers.InformerWith(factory, informers.Options[*corev1.Secret]{
-		Namespace: o.From, LabelSelector: mirrorLabel + "=true",
+		Tuning: informers.Tuning{Namespace: informers.Set(o.From)}, LabelSelector: mirrorLabel + "=true",
 	})
 	mirrors := informers.InformerWith(factory, informers.Options[*corev1.Secret]{
-		Namespace: o.To, LabelSelector: sourceLabel + "=" + o.From,
+		Tuning: informers.Tuning{Namespace: informers.Set(o.To)}, LabelSelector: sourceLabel + "=" + o.From,
 	})
 	c := &controller{
 		from: o.From, to: o.To, clientset: clientset,
@@ -116,11 +116,11 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 	}
 	// A source and its mirror have the same name, so both informers queue
 	// the source's key.
-	fromSources, err := sources.AddHandler(informers.EnqueueMapped(c.queue, c.sourceKey), informers.WithName("sources"))
+	fromSources, err := sources.AddHandlerWith(informers.EnqueueMapped(c.queue, c.sourceKey), informers.HandlerOptions{Name: "sources"})
 	if err != nil {
 		return err
 	}
-	fromMirrors, err := mirrors.AddHandler(informers.EnqueueMapped(c.queue, c.sourceKey), informers.WithName("mirrors"))
+	fromMirrors, err := mirrors.AddHandlerWith(informers.EnqueueMapped(c.queue, c.sourceKey), informers.HandlerOptions{Name: "mirrors"})
 	if err != nil {
 		return err
 	}

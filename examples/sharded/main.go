@@ -125,7 +125,7 @@ func (r *replica) run(ctx context.Context, cfg *rest.Config, ns string, leaseDur
 	if err != nil {
 		return err
 	}
-	factory := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: ns})
+	factory := informers.NewFactoryWith(cs, informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns)}})
 	// No ranges until the group assigns some.
 	configMaps := informers.InformerWith(factory, informers.Options[*corev1.ConfigMap]{Shard: &shard.Shard{}})
 	changed := make(chan struct{}, 1)

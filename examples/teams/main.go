@@ -63,7 +63,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o options) error 
 	}
 	factory := informers.NewFactory(clientset)
 	configMaps := informers.InformerWith(factory, informers.Options[*corev1.ConfigMap]{
-		NamespaceSelector: "team=" + o.Team, // a label selector on Namespace objects
+		Tuning: informers.Tuning{NamespaceSelector: informers.Set("team=" + o.Team)}, // a label selector on Namespace objects
 	})
 	c := &counter{log: log.New(out, "", log.Ltime), count: map[string]int{}}
 	reg, err := configMaps.AddHandler(c)

@@ -68,7 +68,7 @@ func TestCBORCachedAsJSON(t *testing.T) {
 			cfg := env.Config()
 			cfg.ContentType = "application/cbor" // built-in types too
 			cfg.WrapTransport = w.wrap
-			f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: s, Namespace: ns, Backoff: fastBackoff, DisableWatchList: disableWatchList})
+			f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: s, Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff), DisableWatchList: informers.Set(disableWatchList)}})
 			maps := informers.Informer[*corev1.ConfigMap](f)
 			gadgets := informers.Informer[*Gadget](f)
 			untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr})

@@ -27,7 +27,7 @@ func TestClientGoControllerDeleteWhileDisconnected(t *testing.T) {
 	createNumbered(ctx, t, admin, ns, 0, 3)
 
 	net, cfg := withFaults(env, "configmaps")
-	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}})
 	informer := clientgo.SharedIndexInformer(informers.Informer[*corev1.ConfigMap](f))
 
 	// The controller as client-go code writes it.

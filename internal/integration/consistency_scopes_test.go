@@ -63,12 +63,12 @@ func TestConsistencyInEveryScope(t *testing.T) {
 	}
 	selector := "consistency=" + ns + "-in"
 
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Backoff: fastBackoff})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
 	lower := shard.Of(shard.ByUID, 0, 2)
 	scopes := []*scopeUnderTest{
 		{name: "whole", inf: informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{})},
-		{name: "namespaces-clusterwide", inf: informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{NamespaceSelector: selector, NamespaceMode: informers.NamespaceModeClusterWide})},
-		{name: "namespaces-per-namespace", inf: informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{NamespaceSelector: selector, NamespaceMode: informers.NamespaceModePerNamespace})},
+		{name: "namespaces-clusterwide", inf: informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{Tuning: informers.Tuning{NamespaceSelector: informers.Set(selector), NamespaceMode: informers.Set(informers.NamespaceModeClusterWide)}})},
+		{name: "namespaces-per-namespace", inf: informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{Tuning: informers.Tuning{NamespaceSelector: informers.Set(selector), NamespaceMode: informers.Set(informers.NamespaceModePerNamespace)}})},
 		{name: "shard", inf: informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{Shard: &lower})},
 	}
 	f.Start(ctx)
@@ -83,7 +83,7 @@ func TestConsistencyInEveryScope(t *testing.T) {
 	// through its informer, Cluster("other").
 	other := testenv.New(t, testenv.Options{})
 	otherAdmin := clientset(t, other.Config())
-	fl := fleet.New(fleet.Options{Factory: informers.FactoryOptions{Backoff: fastBackoff}})
+	fl := fleet.New(fleet.Options{Factory: informers.FactoryOptions{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}}})
 	t.Cleanup(func() { require.NoError(t, fl.Shutdown(context.Background())) })
 	fcms := fleet.InformerWith(fl, informers.Options[*corev1.ConfigMap]{})
 	require.NoError(t, fl.Attach(ctx, "shared", fleet.Cluster{RESTConfig: env.Config()}))

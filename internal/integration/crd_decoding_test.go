@@ -47,7 +47,7 @@ func TestCustomResourcesCachedAsClientGoCaches(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Scheme: s, Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Scheme: s, Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}})
 	typed := informers.Informer[*Gadget](f)
 	untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr})
 	testutil.StartFactory(t, f)
@@ -185,9 +185,9 @@ func TestDisableWatchListLists(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, cfg := recorded(env)
-			f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: s, Namespace: ns, Backoff: fastBackoff, DisableWatchList: tc.factory})
-			typed := informers.InformerWith(f, informers.Options[*Gadget]{DisableWatchList: tc.options})
-			untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr, DisableWatchList: tc.options})
+			f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: s, Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff), DisableWatchList: informers.Set(tc.factory)}})
+			typed := informers.InformerWith(f, informers.Options[*Gadget]{Tuning: informers.Tuning{DisableWatchList: informers.Set(tc.options)}})
+			untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr, Tuning: informers.Tuning{DisableWatchList: informers.Set(tc.options)}})
 			testutil.StartFactory(t, f)
 			require.NoError(t, informers.WaitForSync(ctx, f))
 			require.Len(t, typed.Lister().List(labels.Everything()), 5)

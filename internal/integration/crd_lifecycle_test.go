@@ -41,7 +41,7 @@ func TestCRDDeletedAndInstalledAgain(t *testing.T) {
 	create("a", 6)
 	create("b", 2)
 
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: g.env.Config(), Scheme: g.scheme, Namespace: g.ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: g.env.Config(), Scheme: g.scheme, Tuning: informers.Tuning{Namespace: informers.Set(g.ns), Backoff: informers.Set(fastBackoff)}})
 	typed := informers.Informer[*Gadget](f)
 	untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: g.gvr})
 	typedView, untypedView := newTracker[*Gadget](), newTracker[*unstructured.Unstructured]()

@@ -140,7 +140,7 @@ func TestCustomResource(t *testing.T) {
 	ctx := testutil.Context(t, 2*time.Minute)
 
 	w, cfg := recorded(env)
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: gadgetScheme(t), Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: gadgetScheme(t), Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}})
 	typed := informers.Informer[*Gadget](f)
 	require.NoError(t, typed.LastError())
 	untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gadgetGV.WithResource("gadgets")})
@@ -186,7 +186,7 @@ func missingGadgets(t *testing.T, group string, waitForResource bool) (context.C
 	ns := testutil.Namespace(t, clientset(t, env.Config()))
 	dyn, err := dynamic.NewForConfig(env.Config())
 	require.NoError(t, err)
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: ns, OnError: func(error) {}})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Tuning: informers.Tuning{Namespace: informers.Set(ns), OnError: informers.Set(func(error) {})}})
 	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}
 	inf := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr, WaitForResource: waitForResource})
 	require.NoError(t, inf.LastError())

@@ -371,7 +371,7 @@ type informerKind string
 const (
 	plainInformer       informerKind = "plain"
 	transformedInformer informerKind = "transformed" // Options.Transform
-	internedInformer    informerKind = "interned"    // Options.Intern, the decoder off
+	undecodedInformer   informerKind = "undecoded"   // DisableDecoder: client-go decodes
 	shardedInformer     informerKind = "sharded"     // Options.Shard: one of two
 	// Options.NamespaceSelector, selecting its namespace by the label
 	// every namespace has of its name, with a watch per namespace; and
@@ -392,8 +392,8 @@ func matrixCombos() []combo {
 	for _, resource := range matrixResources() {
 		for _, watchList := range []bool{false, true} {
 			for _, pageSize := range []int64{0, matrixPageSize} {
-				for _, kind := range []informerKind{plainInformer, transformedInformer, internedInformer, shardedInformer, namespaceSelectedInformer, namespaceSelectedClusterWideInformer} {
-					if kind == internedInformer && resource.view {
+				for _, kind := range []informerKind{plainInformer, transformedInformer, undecodedInformer, shardedInformer, namespaceSelectedInformer, namespaceSelectedClusterWideInformer} {
+					if kind == undecodedInformer && resource.view {
 						continue
 					}
 					for _, selected := range []bool{false, true} {

@@ -52,7 +52,7 @@ func TestFleetShardingTakeover(t *testing.T) {
 		}
 	})
 	start := func(i int) *replica {
-		r := &replica{cut: &leaseCut{}, fl: fleet.New(fleet.Options{Factory: informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff}})}
+		r := &replica{cut: &leaseCut{}, fl: fleet.New(fleet.Options{Factory: informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}}})}
 		replicas = append(replicas, r)
 		fleet.Informer[*corev1.ConfigMap](r.fl)
 		cfg := env.Config()

@@ -100,9 +100,9 @@ func TestFleetThreeControlPlanes(t *testing.T) {
 		t.Cleanup(c.Stop)
 	}
 
-	fl := fleet.New(fleet.Options{Factory: informers.FactoryOptions{Backoff: fastBackoff}})
+	fl := fleet.New(fleet.Options{Factory: informers.FactoryOptions{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}}})
 	t.Cleanup(func() { require.NoError(t, fl.Shutdown(context.Background())) })
-	cms := fleet.InformerWith(fl, informers.Options[*corev1.ConfigMap]{Namespace: ns})
+	cms := fleet.InformerWith(fl, informers.Options[*corev1.ConfigMap]{Tuning: informers.Tuning{Namespace: informers.Set(ns)}})
 	trackers := &fleetTrackers{by: map[string]*tracker[*corev1.ConfigMap]{}}
 	reg, err := cms.AddHandler(trackers.handler())
 	require.NoError(t, err)

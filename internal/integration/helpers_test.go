@@ -71,7 +71,7 @@ func trackConfigMaps(t *testing.T, f *informers.Factory) (*informers.SharedInfor
 func trackThroughFaults(ctx context.Context, t *testing.T, env *testenv.Env, ns string) (net *faults, inf *informers.SharedInformer[*corev1.ConfigMap], seen *tracker[*corev1.ConfigMap]) {
 	t.Helper()
 	net, cfg := withFaults(env, "configmaps")
-	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}})
 	inf, seen, reg := trackConfigMaps(t, f)
 	testutil.StartFactory(t, f)
 	require.NoError(t, informers.WaitForSync(ctx, reg))

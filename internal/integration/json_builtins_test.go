@@ -52,7 +52,7 @@ func TestBuiltInsInJSONCachedAsClientGoCaches(t *testing.T) {
 	for _, through := range []string{"rest.Config", "clientset"} {
 		t.Run(through, func(t *testing.T) {
 			w := &wire{}
-			opts := informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff}
+			opts := informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}}
 			var client kubernetes.Interface
 			if through == "clientset" {
 				client = clientset(t, jsonConfig(w))

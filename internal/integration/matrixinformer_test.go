@@ -71,8 +71,8 @@ func startMatrixInformer[T informers.Object](t *testing.T, env *testenv.Env, ns 
 	}
 	cfg := env.Config()
 	cfg.WrapTransport = m.faults.wrap
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: c.resource.scheme, Namespace: ns, Backoff: fastBackoff, OnError: m.errs.record})
-	opts := informers.Options[T]{PageSize: c.pageSize}
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: c.resource.scheme, Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff), OnError: informers.Set(m.errs.record)}})
+	opts := informers.Options[T]{Tuning: informers.Tuning{PageSize: informers.Set[int64](c.pageSize)}}
 	if _, ok := any(*new(T)).(*unstructured.Unstructured); ok || c.resource.view {
 		opts.Resource = c.resource.gvr
 	}
@@ -82,10 +82,10 @@ func startMatrixInformer[T informers.Object](t *testing.T, env *testenv.Env, ns 
 	switch c.kind {
 	case transformedInformer:
 		opts.Transform = markTransformed[T]
-	case internedInformer:
-		// Interning after decoding; the other kinds share as the
-		// library's decoder decodes, the default.
-		opts.DisableDecoder, opts.Intern = true, true
+	case undecodedInformer:
+		// Decoded by client-go; the other kinds share as the library's
+		// decoder decodes, the default.
+		opts.DisableDecoder = informers.Set(true)
 	case shardedInformer:
 		half := shard.Of(shard.ByUID, i%2, 2)
 		m.shard, opts.Shard = &half, &half
@@ -94,11 +94,11 @@ func startMatrixInformer[T informers.Object](t *testing.T, env *testenv.Env, ns 
 			m.shardFilter = shard.FilterClient // the server ignores the selector
 		}
 	case namespaceSelectedInformer:
-		opts.NamespaceSelector = corev1.LabelMetadataName + "=" + ns
-		opts.NamespaceMode = informers.NamespaceModePerNamespace
+		opts.NamespaceSelector = informers.Set(corev1.LabelMetadataName + "=" + ns)
+		opts.NamespaceMode = informers.Set(informers.NamespaceModePerNamespace)
 	case namespaceSelectedClusterWideInformer:
-		opts.NamespaceSelector = corev1.LabelMetadataName + "=" + ns
-		opts.NamespaceMode = informers.NamespaceModeClusterWide
+		opts.NamespaceSelector = informers.Set(corev1.LabelMetadataName + "=" + ns)
+		opts.NamespaceMode = informers.Set(informers.NamespaceModeClusterWide)
 	}
 	inf := informers.InformerWith(f, opts)
 	require.NoError(t, inf.LastError(), m.String())
@@ -112,11 +112,7 @@ func startMatrixInformer[T informers.Object](t *testing.T, env *testenv.Env, ns 
 	}
 	for j, merge := range []bool{false, true} {
 		h := newTracker[T]()
-		var hopts []informers.HandlerOption
-		if merge {
-			hopts = append(hopts, informers.MergeByKey())
-		}
-		reg, err := inf.AddHandler(h, hopts...)
+		reg, err := inf.AddHandlerWith(h, informers.HandlerOptions{MergeByKey: merge})
 		require.NoError(t, err)
 		m.handlers[j], m.regs[j] = h, reg
 	}

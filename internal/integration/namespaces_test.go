@@ -40,8 +40,8 @@ func TestNamespaceSelectorFollowsLabels(t *testing.T) {
 		createNumbered(ctx, t, admin, ns, 0, 5)
 	}
 
-	f := informers.NewFactoryWith(admin, informers.FactoryOptions{Backoff: fastBackoff})
-	cms := informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{NamespaceSelector: team + "=a"})
+	f := informers.NewFactoryWith(admin, informers.FactoryOptions{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff)}})
+	cms := informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{Tuning: informers.Tuning{NamespaceSelector: informers.Set(team + "=a")}})
 	var left atomic.Int64
 	_, err := cms.AddHandler(informers.HandlerFuncs[*corev1.ConfigMap]{OnDelete: func(d informers.Deleted[*corev1.ConfigMap]) {
 		if d.LeftNamespace {
@@ -150,8 +150,8 @@ func TestNamespaceSelectorPerNamespaceRoles(t *testing.T) {
 		return err == nil && nsErr == nil
 	}, "the roles in force")
 
-	f := informers.NewFactoryWith(restricted, informers.FactoryOptions{Backoff: fastBackoff, OnError: func(error) {}})
-	cms := informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{NamespaceSelector: team + "=a"})
+	f := informers.NewFactoryWith(restricted, informers.FactoryOptions{Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), OnError: informers.Set(func(error) {})}})
+	cms := informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{Tuning: informers.Tuning{NamespaceSelector: informers.Set(team + "=a")}})
 	var left atomic.Int64
 	_, err = cms.AddHandler(informers.HandlerFuncs[*corev1.ConfigMap]{OnDelete: func(d informers.Deleted[*corev1.ConfigMap]) {
 		if d.LeftNamespace {

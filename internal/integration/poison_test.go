@@ -101,9 +101,9 @@ func TestPoisonObject(t *testing.T) {
 			log := &poisonLog{bad: map[types.NamespacedName]*informers.UndecodableObjectError{}}
 			f := informers.NewFactoryWith(nil, informers.FactoryOptions{
 				RESTConfig: env.Config(), Scheme: gadgetSchemeOf(schema.GroupVersion{Group: group, Version: "v1"}),
-				Backoff: fastBackoff, DisableWatchList: tc.listOnly,
+				Tuning: informers.Tuning{Backoff: informers.Set(fastBackoff), DisableWatchList: informers.Set(tc.listOnly)},
 			})
-			inf := informers.InformerWith(f, informers.Options[*Gadget]{Namespace: ns, OnError: log.onError})
+			inf := informers.InformerWith(f, informers.Options[*Gadget]{Tuning: informers.Tuning{Namespace: informers.Set(ns), OnError: informers.Set(log.onError)}})
 			_, err = inf.AddHandler(informers.HandlerFuncs[*Gadget]{OnDelete: func(d informers.Deleted[*Gadget]) {
 				log.mu.Lock()
 				defer log.mu.Unlock()
@@ -211,8 +211,8 @@ func TestUndecodableCacheIsUnhealthy(t *testing.T) {
 			_, err := gadgets.Create(ctx, looseGadget(group, space, fmt.Sprintf("%s-%03d", prefix, n), size), metav1.CreateOptions{})
 			require.NoError(t, err)
 		}
-		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: space, Backoff: fastBackoff})
-		inf := informers.InformerWith(f, informers.Options[*sizeAsString]{Resource: gvr, OnError: func(error) {}})
+		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Tuning: informers.Tuning{Namespace: informers.Set(space), Backoff: informers.Set(fastBackoff)}})
+		inf := informers.InformerWith(f, informers.Options[*sizeAsString]{Resource: gvr, Tuning: informers.Tuning{OnError: informers.Set(func(error) {})}})
 		require.NoError(t, inf.LastError())
 		testutil.StartFactory(t, f)
 		return f, inf, gadgets

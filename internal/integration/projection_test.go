@@ -219,7 +219,7 @@ type metadataCache struct {
 // with opts from cfg, streaming if watchList, and wait for its sync.
 func syncMetadataOf[T informers.Object](opts informers.Options[T]) func(t *testing.T, cfg *rest.Config, ns string, watchList bool) metadataCache {
 	return func(t *testing.T, cfg *rest.Config, ns string, watchList bool) metadataCache {
-		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Namespace: ns, DisableWatchList: !watchList, Backoff: fastBackoff})
+		f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Tuning: informers.Tuning{Namespace: informers.Set(ns), DisableWatchList: informers.Set(!watchList), Backoff: informers.Set(fastBackoff)}})
 		inf := informers.InformerWith(f, opts)
 		require.NoError(t, inf.LastError())
 		testutil.StartFactory(t, f)
@@ -256,7 +256,7 @@ func TestMetadataViewOfCustomResource(t *testing.T) {
 		require.NoError(t, err)
 	}
 	w, cfg := recorded(env)
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}})
 	views := informers.InformerWith(f, informers.Options[*metadataView]{Resource: gvr})
 	require.NoError(t, views.LastError())
 	testutil.StartFactory(t, f)
@@ -319,7 +319,7 @@ func TestMetadataViewFallsBackToWholeObjects(t *testing.T) {
 	}))
 	t.Cleanup(proxy.Close) // after the informers, whose cleanups run first
 
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: &rest.Config{Host: proxy.URL, QPS: -1}, Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: &rest.Config{Host: proxy.URL, QPS: -1}, Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}})
 	views := informers.InformerWith(f, informers.Options[*metadataView]{Resource: corev1.SchemeGroupVersion.WithResource("configmaps")})
 	require.NoError(t, views.LastError())
 	testutil.StartFactory(t, f)

@@ -36,7 +36,7 @@ func TestProtobufOnTheWire(t *testing.T) {
 			ns := testutil.Namespace(t, clientset(t, env.Config()))
 			createConfigMaps(t, env, ns, 5)
 			w, cfg := recorded(env)
-			opts := informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff}
+			opts := informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}}
 			var f *informers.Factory
 			if viaConfig {
 				opts.RESTConfig = cfg

@@ -48,7 +48,7 @@ func TestForbiddenIsReportedPromptly(t *testing.T) {
 				}, "list allowed")
 			}
 
-			f := informers.NewFactoryWith(clientset(t, env.RestrictedConfig()), informers.FactoryOptions{Namespace: ns})
+			f := informers.NewFactoryWith(clientset(t, env.RestrictedConfig()), informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns)}})
 			cms := informers.Informer[*corev1.ConfigMap](f)
 			testutil.StartFactory(t, f)
 			start := time.Now()

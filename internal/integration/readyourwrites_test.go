@@ -37,7 +37,7 @@ const readYourWritesIterations = 2000
 func TestReadYourWrites(t *testing.T) {
 	env, admin, ns, ctx := sharedServer(t, 5*time.Minute)
 
-	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns})
+	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns)}})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	testutil.StartFactory(t, f)
 	require.NoError(t, informers.WaitForSync(ctx, f))
@@ -171,7 +171,7 @@ func runChildController(t *testing.T, env *testenv.Env, ns string, tracked bool)
 	t.Helper()
 	ctx := testutil.Context(t, 5*time.Minute)
 	admin := clientset(t, env.Config())
-	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns})
+	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns)}})
 	c = &childController{
 		cs:      clientset(t, env.Config()),
 		ns:      ns,
@@ -346,9 +346,7 @@ func TestStalenessAfterAPIServerRestart(t *testing.T) {
 	cfg := env.Config()
 	cfg.WrapTransport = conn.wrap
 	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{
-		Namespace: ns,
-		Backoff:   fastBackoff,
-		Staleness: &informers.StalenessOptions{Interval: 50 * time.Millisecond, Threshold: threshold},
+		Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff), Staleness: informers.Set(&informers.StalenessOptions{Interval: 50 * time.Millisecond, Threshold: threshold})},
 	})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	testutil.StartFactory(t, f)

@@ -59,7 +59,7 @@ func TestReleaseAndShutdownEndWatchStreams(t *testing.T) {
 	ctx := testutil.Context(t, time.Minute)
 	for _, release := range []bool{true, false} {
 		before := goleak.IgnoreCurrent()
-		f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns})
+		f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns)}})
 		cms := informers.Informer[*corev1.ConfigMap](f)
 		informers.Informer[*corev1.Secret](f)
 		runCtx, cancel := context.WithCancel(context.Background())

@@ -62,7 +62,7 @@ func TestRelistAfterCompaction(t *testing.T) {
 func TestRestarts(t *testing.T) {
 	env, admin, ns, ctx := newServer(t, testenv.Options{}, 3*time.Minute)
 
-	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(clientset(t, env.Config()), informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}})
 	inf, seen, _ := trackConfigMaps(t, f)
 	testutil.StartFactory(t, f)
 	require.NoError(t, informers.WaitForSync(ctx, f))

@@ -214,7 +214,7 @@ func TestViewCheckedAgainstServerSchema(t *testing.T) {
 		"type": "object", "properties": map[string]any{"size": map[string]any{"type": "integer"}}})
 	nothing := "schemacheck=none" // selects no CustomResourceDefinition
 	factory := func(o informers.FactoryOptions) *informers.Factory {
-		o.RESTConfig, o.Namespace, o.Backoff = cmpConfig(o.RESTConfig, env), ns, fastBackoff
+		o.RESTConfig, o.Namespace, o.Backoff = cmpConfig(o.RESTConfig, env), informers.Set(ns), informers.Set(fastBackoff)
 		return informers.NewFactoryWith(nil, o)
 	}
 
@@ -387,7 +387,7 @@ func TestViewCheckedAgainstServerSchema(t *testing.T) {
 		assert.Contains(t, v.Stats().SchemaCheck, "unchecked: the server's OpenAPI v3 schema of "+group+"/v1 cannot be read")
 		assert.Contains(t, v.Stats().SchemaCheck, "forbidden")
 
-		f = factory(informers.FactoryOptions{RESTConfig: refused, SchemaCheck: informers.SchemaCheckRequire})
+		f = factory(informers.FactoryOptions{RESTConfig: refused, Tuning: informers.Tuning{SchemaCheck: informers.Set(informers.SchemaCheckRequire)}})
 		informers.InformerWith(f, informers.Options[*widgetView]{Resource: widgets})
 		err := notSynced(t, ctx, f)
 		assert.ErrorContains(t, err, "the view must be checked (SchemaCheck), but is unchecked")

@@ -134,7 +134,7 @@ func testShards(t *testing.T, env *testenv.Env, filter shard.Filter) {
 		owned *ownedSet
 	}
 	var rs []replica
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}})
 	for i := range replicas {
 		mine := shard.Of(shard.ByUID, i, replicas)
 		inf := informers.InformerWith(f, informers.Options[*corev1.ConfigMap]{Shard: &mine})

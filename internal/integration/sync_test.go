@@ -99,7 +99,7 @@ func TestSyncAndFollow(t *testing.T) {
 		return err
 	}))
 
-	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(cs, informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}})
 	podInf := informers.Informer[*corev1.Pod](f)
 	cmInf := informers.Informer[*corev1.ConfigMap](f)
 	podSeen, cmSeen := newTracker[*corev1.Pod](), newTracker[*corev1.ConfigMap]()

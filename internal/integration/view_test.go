@@ -67,7 +67,7 @@ func TestViewInformer(t *testing.T) {
 	}))
 
 	w, cfg := recorded(env)
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}})
 	views := informers.InformerWith(f, informers.Options[*podView]{Resource: corev1.SchemeGroupVersion.WithResource("pods")})
 	full := informers.Informer[*corev1.Pod](f)
 	require.NoError(t, views.LastError())
@@ -186,7 +186,7 @@ func TestViewOfCustomResource(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: env.Config(), Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}})
 	views := informers.InformerWith(f, informers.Options[*gadgetView]{Resource: gvr})
 	require.NoError(t, views.LastError())
 	testutil.StartFactory(t, f)

@@ -281,7 +281,7 @@ func TestWatchListBehindManglingProxy(t *testing.T) {
 				if contentType == "json" {
 					cfg.ContentType = "application/json"
 				}
-				f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+				f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}})
 				inf := informers.Informer[*corev1.ConfigMap](f)
 				start := time.Now()
 				testutil.StartFactory(t, f)
@@ -394,7 +394,7 @@ func watchListClientOffChild(t *testing.T, path string) {
 	require.NoError(t, json.Unmarshal(raw, &c))
 	w, cfg := &wire{}, &rest.Config{Host: c.Host, BearerToken: c.Token, TLSClientConfig: rest.TLSClientConfig{CAData: c.CA}, QPS: -1}
 	cfg.WrapTransport = w.wrap
-	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: c.Namespace, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(c.Namespace), Backoff: informers.Set(fastBackoff)}})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	testutil.StartFactory(t, f)
 	require.NoError(t, informers.WaitForSync(testutil.Context(t, time.Minute), f))

@@ -65,7 +65,7 @@ func TestWatchListIsUsed(t *testing.T) {
 func syncRecorded(t *testing.T, env *testenv.Env, ns string) (*informers.SharedInformer[*corev1.ConfigMap], *wire) {
 	t.Helper()
 	w, cfg := recorded(env)
-	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Namespace: ns, Backoff: fastBackoff})
+	f := informers.NewFactoryWith(clientset(t, cfg), informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff)}})
 	inf := informers.Informer[*corev1.ConfigMap](f)
 	testutil.StartFactory(t, f)
 	require.NoError(t, informers.WaitForSync(testutil.Context(t, time.Minute), f))
@@ -82,7 +82,7 @@ func TestListAndWatchWhenWatchListIsOff(t *testing.T) {
 	w, cfg := recorded(env)
 	lw := informers.FromClient[*corev1.ConfigMap](clientset(t, cfg).CoreV1().ConfigMaps(ns))
 	lw.DisableWatchList = true
-	inf, err := informers.NewInformer(lw, informers.Options[*corev1.ConfigMap]{PageSize: 20, Backoff: fastBackoff})
+	inf, err := informers.NewInformer(lw, informers.Options[*corev1.ConfigMap]{Tuning: informers.Tuning{PageSize: informers.Set[int64](20), Backoff: informers.Set(fastBackoff)}})
 	require.NoError(t, err)
 	testutil.Run(t, inf)
 	require.NoError(t, informers.WaitForSync(testutil.Context(t, time.Minute), inf))

@@ -35,7 +35,7 @@ func run(ctx context.Context, cfg *rest.Config, out io.Writer, o podcount.Option
 	if err != nil {
 		return err
 	}
-	factory := informers.NewFactoryWith(clientset, informers.FactoryOptions{Namespace: o.Namespace})
+	factory := informers.NewFactoryWith(clientset, informers.FactoryOptions{Tuning: informers.Tuning{Namespace: informers.Set(o.Namespace)}})
 	pods := informers.Informer[*corev1.Pod](factory)
 	// Selectors are per informer: the pods informer above sees all pods.
 	configMaps := informers.InformerWith(factory, informers.Options[*corev1.ConfigMap]{

@@ -42,18 +42,10 @@ type row struct {
 // in chart order: the end of every full chart, and a chart of their own
 // with -rows memory.
 var memoryRows = []row{
-	{Label: "InitialSync 100k decoded, Intern: retained per pod", Group: "BenchmarkInitialSync/pods=100000/managedFields=false/fixture=decoded", Unit: "retained-B/obj", Ours: "informers-intern"},
-	{Label: "… with managedFields", Group: "BenchmarkInitialSync/pods=100000/managedFields=true/fixture=decoded", Unit: "retained-B/obj", Ours: "informers-intern"},
 	{Label: "… both stripping managedFields", Group: "BenchmarkInitialSync/pods=100000/managedFields=true/fixture=decoded", Unit: "retained-B/obj", Ours: "informers-strip-intern", Base: "clientgo-strip"},
 	{Label: "InitialSync 100k decoded: time", Group: "BenchmarkInitialSync/pods=100000/managedFields=false/fixture=decoded", Unit: "ns/op"},
-	{Label: "InitialSync 100k decoded, Intern: time", Group: "BenchmarkInitialSync/pods=100000/managedFields=false/fixture=decoded", Unit: "ns/op", Ours: "informers-intern"},
-	{Label: "… Intern ÷ ours without", Group: "BenchmarkInitialSync/pods=100000/managedFields=false/fixture=decoded", Unit: "ns/op", Ours: "informers-intern", Base: "informers"},
-	{Label: "InitialSync 100k decoded, Intern: peak heap", Group: "BenchmarkInitialSync/pods=100000/managedFields=false/fixture=decoded", Unit: "peak-MB", Ours: "informers-intern"},
-	{Label: "InitialSync 100k decoded, Intern: peak reachable", Group: "BenchmarkInitialSync/pods=100000/managedFields=false/fixture=decoded", Unit: "peak-live-MB", Ours: "informers-intern"},
-	{Label: "Retention 50k of 100k updated, Intern", Group: "BenchmarkRetention/pods=100000/updated=50000/fixture=decoded", Unit: "retained-MB", Ours: "informers-intern"},
 	{Label: "SyncScale 1M small pods: time", Group: "BenchmarkSyncScale/pods=1000000", Unit: "ns/op"},
 	{Label: "SyncScale 1M small pods: retained", Group: "BenchmarkSyncScale/pods=1000000", Unit: "retained-B/obj"},
-	{Label: "EndToEnd 10k pods, Intern: retained", Group: "BenchmarkEndToEnd/pods=10000", Unit: "retained-B/obj", Ours: "informers-intern"},
 	{Label: "EndToEnd 10k pods: time (client-go: watch-list)", Group: "BenchmarkEndToEnd/pods=10000", Unit: "ns/op", Base: "clientgo-watchlist"},
 	{Label: "EndToEnd 10k pods: bytes allocated (client-go: watch-list)", Group: "BenchmarkEndToEnd/pods=10000", Unit: "B/op", Base: "clientgo-watchlist"},
 	{Label: "EndToEnd 100k pods: time (client-go: watch-list)", Group: "BenchmarkEndToEnd/pods=100000", Unit: "ns/op", Base: "clientgo-watchlist"},
