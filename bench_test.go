@@ -1,6 +1,10 @@
 // Side-by-side benchmarks of this library and client-go v0.37.2, run in one
 // `go test -bench` so that every figure is a ratio on one machine at one
 // time (see BENCHMARKS.md and `make bench`). They only run with -bench.
+// `make bench` runs them against client-go v0.37.2 with the k8s_v0_37 tag;
+// a plain `go test -bench` in the repository compares with the client-go
+// its go.mod requires, v0.36, without clientgo-typed, which needs v0.37
+// (bench_clientgo_typed_test.go).
 //
 // Sub-benchmarks are named <Scenario>/<params>/impl=<impl>, where impl is
 //
