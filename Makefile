@@ -7,9 +7,11 @@
 #   make test-skew                          the skew tests against each pinned
 #                                           kube-apiserver (docs/testing.md)
 #   make test-skew KUBE_VERSIONS="1.34 1.35"
+# and, for the newest k8s.io release besides the oldest (see below):
+#   make test-k8s-newest
 GO ?= go
 
-.PHONY: demo test test-skew lint controlplane api
+.PHONY: demo test test-skew test-k8s-newest lint controlplane api
 
 demo:
 	cd examples/quickstart && $(GO) run . -duration=30s -metrics-addr=127.0.0.1:0
@@ -26,6 +28,32 @@ test: lint controlplane
 		echo "== go test $$m"; \
 		timeout=30m; case $$m in ./controllerruntime/upstreamtest) timeout=60m;; esac; \
 		(cd $$m && $(GO) test -race -count=1 -timeout $$timeout ./...); \
+	done
+
+# The library supports two k8s.io releases, each with the controller-runtime
+# release built on it. The oldest is what every go.mod requires: `make test`
+# tests it. The newest, K8S_NEWEST with CONTROLLER_RUNTIME_NEWEST, is what
+# `make test-k8s-newest` tests, in a copy of the repository whose modules
+# require it (internal/tools/k8s-newest.sh; the repository's go.mod files
+# stay as they are), with the build tag K8S_NEWEST_TAGS, behind which are
+# the tests and benchmarks of what only the newest release has. It vets and
+# tests every module but internal/moduletest (whose subject is the go.mod
+# minimums), integration tests included, without the race detector, which
+# `make test` has run on the same code: NEWEST_TESTFLAGS=-race adds it.
+K8S_NEWEST                ?= v0.37.2
+CONTROLLER_RUNTIME_NEWEST ?= v0.25.3
+K8S_NEWEST_TAGS           ?= k8s_v0_37
+NEWEST_TESTFLAGS          ?=
+NEWEST_MODULES := $(filter-out ./internal/moduletest ./controllerruntime/upstreamtest,$(MODULES))
+
+test-k8s-newest: controlplane
+	@set -e; dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
+	GO=$(GO) internal/tools/k8s-newest.sh "$$dir" $(K8S_NEWEST) $(CONTROLLER_RUNTIME_NEWEST); \
+	for m in $(NEWEST_MODULES); do \
+		echo "== go test, k8s.io $(K8S_NEWEST), controller-runtime $(CONTROLLER_RUNTIME_NEWEST): $$m"; \
+		(cd "$$dir/$$m" && export GOWORK=off && \
+			$(GO) vet -tags $(K8S_NEWEST_TAGS) ./... && \
+			$(GO) test -tags $(K8S_NEWEST_TAGS) $(NEWEST_TESTFLAGS) -count=1 -timeout 30m ./...); \
 	done
 
 lint:

@@ -105,10 +105,9 @@ type benchImpl struct {
 var (
 	// benchClientGoImpl is client-go's SharedIndexInformer with untyped
 	// handlers, which assert the type of what they are given.
-	benchClientGoImpl = benchImpl{"clientgo", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewClientGo(s, o, false) }}
-	// benchClientGoTypedImpl is the same informer through client-go's typed
-	// wrappers: TypedSharedIndexInformer and TypedResourceEventHandlerFuncs.
-	benchClientGoTypedImpl = benchImpl{"clientgo-typed", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewClientGo(s, o, true) }}
+	benchClientGoImpl = benchImpl{"clientgo", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewClientGo(s, o) }}
+	// clientgo-typed, the same informer through client-go's typed
+	// wrappers, is in bench_clientgo_typed_test.go.
 	// benchInformersImpl is ours.
 	benchInformersImpl = benchImpl{"informers", func(s benchSource, o benchCacheOptions) (benchCache, error) { return benchNewInformers(s, o) }}
 	// benchFloorImpl is the least work possible; see benchFloorCache.
@@ -165,15 +164,16 @@ func benchCheckClientGoListWatch() error {
 // benchClientGo is a client-go SharedIndexInformer under test.
 type benchClientGo struct {
 	Informer cache.SharedIndexInformer
-	// Typed is the typed view of Informer for clientgo-typed, else nil.
-	Typed  cache.TypedSharedIndexInformer[*corev1.Pod]
-	stopCh chan struct{}
-	wg     sync.WaitGroup
+	// addTyped, for clientgo-typed, adds a handler through client-go's
+	// typed wrappers (bench_clientgo_typed_test.go); nil for clientgo.
+	addTyped func(benchHandler) (cache.ResourceEventHandlerRegistration, error)
+	stopCh   chan struct{}
+	wg       sync.WaitGroup
 }
 
 // benchNewClientGo returns a client-go informer over s with the namespace
-// index (and the node index if asked), as a typed informer if typed.
-func benchNewClientGo(s benchSource, o benchCacheOptions, typed bool) (*benchClientGo, error) {
+// index (and the node index if asked).
+func benchNewClientGo(s benchSource, o benchCacheOptions) (*benchClientGo, error) {
 	if err := benchCheckClientGoListWatch(); err != nil {
 		return nil, err
 	}
@@ -202,11 +202,7 @@ func benchNewClientGo(s benchSource, o benchCacheOptions, typed bool) (*benchCli
 			return nil, err
 		}
 	}
-	c := &benchClientGo{Informer: inf, stopCh: make(chan struct{})}
-	if typed {
-		c.Typed = cache.NewTypedSharedIndexInformer[*corev1.Pod](inf)
-	}
-	return c, nil
+	return &benchClientGo{Informer: inf, stopCh: make(chan struct{})}, nil
 }
 
 // AddHandler adds h as client-go users write handlers: typed functions for
@@ -215,12 +211,8 @@ func benchNewClientGo(s benchSource, o benchCacheOptions, typed bool) (*benchCli
 func (c *benchClientGo) AddHandler(h benchHandler) (func(), error) {
 	var reg cache.ResourceEventHandlerRegistration
 	var err error
-	if c.Typed != nil {
-		reg, err = c.Typed.AddTypedEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.Pod]{
-			AddFunc:    h.add,
-			UpdateFunc: h.update,
-			DeleteFunc: func(d cache.DeletedObject[*corev1.Pod]) { h.delete(d.OptionalObj) },
-		})
+	if c.addTyped != nil {
+		reg, err = c.addTyped(h)
 	} else {
 		reg, err = c.Informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { h.add(obj.(*corev1.Pod)) },

@@ -1,6 +1,10 @@
 // Side-by-side benchmarks of this library and client-go v0.37.2, run in one
 // `go test -bench` so that every figure is a ratio on one machine at one
 // time (see BENCHMARKS.md and `make bench`). They only run with -bench.
+// `make bench` runs them against client-go v0.37.2 with the k8s_v0_37 tag;
+// a plain `go test -bench` in the repository compares with the client-go
+// its go.mod requires, v0.36, without clientgo-typed, which needs v0.37
+// (bench_clientgo_typed_test.go).
 //
 // Sub-benchmarks are named <Scenario>/<params>/impl=<impl>, where impl is
 //
@@ -85,7 +89,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	kinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -222,7 +225,7 @@ func BenchmarkUpdate(b *testing.B) {
 	pods := benchPods(count, false)
 	events := benchEvents(pods)
 	for _, handlers := range []int{1, 8} {
-		for _, impl := range []benchImpl{benchClientGoImpl, benchClientGoTypedImpl, benchInformersImpl, benchFloorImpl} {
+		for _, impl := range benchUpdateImpls {
 			b.Run(fmt.Sprintf("pods=%d/handlers=%d/impl=%s", count, handlers, impl.Name), func(b *testing.B) {
 				benchUpdate(b, impl, pods, events, handlers)
 			})
@@ -238,6 +241,9 @@ func BenchmarkUpdate(b *testing.B) {
 		})
 	}
 }
+
+// benchUpdateImpls are the implementations BenchmarkUpdate measures on pods.
+var benchUpdateImpls = []benchImpl{benchClientGoImpl, benchInformersImpl, benchFloorImpl}
 
 func benchUpdate(b *testing.B, impl benchImpl, pods *bf.PodList, events [2][]*corev1.Pod, handlers int) {
 	w := watch.NewFakeWithChanSize(1024, false)
@@ -296,16 +302,6 @@ var benchReaders = []benchReader{
 				panic(err)
 			}
 			return n
-		}
-	}},
-	{"clientgo-typed", benchClientGoTypedImpl, func(c benchCache) func(string) int {
-		lister := corelisters.NewPodLister(c.(*benchClientGo).Informer.GetIndexer())
-		return func(ns string) int {
-			pods, err := lister.Pods(ns).List(labels.Everything())
-			if err != nil {
-				panic(err)
-			}
-			return len(pods)
 		}
 	}},
 	{"informers", benchInformersImpl, func(c benchCache) func(string) int {
@@ -599,17 +595,19 @@ func BenchmarkQuery(b *testing.B) {
 	}
 }
 
-// benchQueryCaches are the caches Query reads, the ways each is read and
-// the ops each way has (known before the cache is built, and checked once
-// it is), and how to read it.
-var benchQueryCaches = []struct {
+// benchQueryCache is a cache Query reads, the ways it is read and the ops
+// each way has (known before the cache is built, and checked once it is),
+// and how to read it.
+type benchQueryCache struct {
 	impl    benchImpl
 	ways    map[string][]string
 	queries func(pods *bf.PodList, sel labels.Selector, c benchCache) []benchQuery
-}{
+}
+
+// benchQueryCaches are the caches Query reads.
+var benchQueryCaches = []benchQueryCache{
 	{benchClientGoImpl, map[string][]string{
-		"clientgo":       {"get", "list-namespace", "index-node", "select-labels"},
-		"clientgo-typed": {"get", "list-namespace", "index-node", "select-labels"},
+		"clientgo": {"get", "list-namespace", "index-node", "select-labels"},
 	}, func(pods *bf.PodList, sel labels.Selector, c benchCache) []benchQuery {
 		return benchClientGoQueries(pods, sel, c.(*benchClientGo))
 	}},
@@ -761,12 +759,10 @@ func benchSeqLen(seq func(func(*corev1.Pod) bool)) int {
 	return n
 }
 
-// benchClientGoQueries are client-go users' ways of reading cg: untyped,
-// and through the typed wrappers and generated listers.
+// benchClientGoQueries are client-go users' ways of reading cg, untyped;
+// the typed ones are in bench_clientgo_typed_test.go.
 func benchClientGoQueries(pods *bf.PodList, sel labels.Selector, cg *benchClientGo) []benchQuery {
 	indexer := cg.Informer.GetIndexer()
-	typedIndexer := cache.NewTypedSharedIndexInformer[*corev1.Pod](cg.Informer).GetTypedIndexer()
-	podLister := corelisters.NewPodLister(indexer)
 	// asserted is what client-go users do with []interface{}.
 	asserted := func(objs []any, err error) int {
 		benchMust(err)
@@ -795,18 +791,6 @@ func benchClientGoQueries(pods *bf.PodList, sel labels.Selector, cg *benchClient
 				benchMust(cache.ListAll(indexer, sel, func(o any) { _ = o.(*corev1.Pod); n++ }))
 				return n
 			},
-		}},
-		{"clientgo-typed", map[string]func(int) int{
-			"get": func(i int) int {
-				ns, name := pods.Key(i)
-				return benchOne(podLister.Pods(ns).Get(name))
-			},
-			"list-namespace": func(i int) int {
-				ns, _ := pods.Key(i)
-				return benchLen(podLister.Pods(ns).List(labels.Everything()))
-			},
-			"index-node":    func(i int) int { return benchLen(typedIndexer.ByTypedIndex(benchNodeIndex, pods.Node(i))) },
-			"select-labels": func(int) int { return benchLen(podLister.List(sel)) },
 		}},
 	}
 }

@@ -6,20 +6,14 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
-	restclientwatch "k8s.io/client-go/rest/watch"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubetyped/informers"
 	bf "github.com/kubetyped/informers/internal/benchfixtures"
@@ -45,8 +39,9 @@ type benchJSONUpdate struct {
 	start func(list []byte, stream io.ReadCloser, onUpdate func()) (stop func(), err error)
 }
 
+// benchJSONUpdates are the implementations of fixture=json; client-go's,
+// typed, is added by bench_clientgo_typed_test.go.
 var benchJSONUpdates = []benchJSONUpdate{
-	{"clientgo-typed", benchJSONUpdateClientGo},
 	{"informers", benchJSONUpdateInformers},
 }
 
@@ -107,48 +102,6 @@ func (l *benchLines) Read(p []byte) (int, error) {
 func (l *benchLines) Close() error {
 	l.once.Do(func() { close(l.done) })
 	return nil
-}
-
-// benchJSONUpdateClientGo is client-go's typed informer of a custom
-// resource: a list decoded by the codecs of a scheme that registers it,
-// a watch decoded as rest.Request.Watch decodes a JSON stream, and a
-// typed handler through TypedSharedIndexInformer.
-func benchJSONUpdateClientGo(list []byte, stream io.ReadCloser, onUpdate func()) (func(), error) {
-	if err := benchCheckClientGoListWatch(); err != nil {
-		return nil, err
-	}
-	negotiator := runtime.NewClientNegotiator(serializer.NewCodecFactory(benchJSONScheme()).WithoutConversion(), bf.ApplicationGV)
-	listDecoder, err := negotiator.Decoder(runtime.ContentTypeJSON, nil)
-	if err != nil {
-		return nil, err
-	}
-	objects, events, framer, err := negotiator.StreamDecoder(runtime.ContentTypeJSON, nil)
-	if err != nil {
-		return nil, err
-	}
-	inf := cache.NewSharedIndexInformerWithOptions(&cache.ListWatch{
-		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-			l := &bf.ApplicationList{}
-			_, _, err := listDecoder.Decode(list, nil, l)
-			return l, err
-		},
-		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
-			return watch.NewStreamWatcher(
-				restclientwatch.NewDecoder(streaming.NewDecoder(framer.NewFrameReader(stream), events), objects),
-				apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding"),
-			), nil
-		},
-	}, &bf.Application{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}})
-	typed := cache.NewTypedSharedIndexInformer[*bf.Application](inf)
-	if _, err := typed.AddTypedEventHandler(cache.TypedResourceEventHandlerFuncs[*bf.Application]{
-		UpdateFunc: func(_, _ *bf.Application) { onUpdate() },
-	}); err != nil {
-		return nil, err
-	}
-	stopCh := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() { inf.Run(stopCh) })
-	return func() { close(stopCh); wg.Wait() }, nil
 }
 
 // benchJSONUpdateInformers is ours: the list and the watch decoded by the

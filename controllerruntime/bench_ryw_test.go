@@ -1,3 +1,10 @@
+//go:build k8s_v0_37
+
+// BenchmarkReadYourWrites compares with controller-runtime v0.25's
+// read-your-writes client (client.CacheOptions.EnableReadYourWritesConsistency),
+// which v0.24, the version the adapter requires, does not have: this file
+// builds only with the k8s_v0_37 tag, as consistency_test.go.
+
 package controllerruntime_test
 
 import (

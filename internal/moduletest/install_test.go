@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
 	"golang.org/x/mod/zip"
 )
 
@@ -110,6 +111,130 @@ func main() {
 		t.Fatal(err)
 	}
 	run(t, user, env, "go", "build", "-o", os.DevNull, ".")
+}
+
+// The oldest k8s.io and controller-runtime releases the library supports,
+// as the README's compatibility table names them.
+const (
+	oldestK8s               = "v0.36"
+	oldestControllerRuntime = "v0.24"
+)
+
+// TestInstallKeepsTheOldestPair installs the adapter into a controller's
+// module pinned to the oldest k8s.io and controller-runtime releases the
+// library supports, the patches controllerruntime/go.mod requires, and
+// checks with go list -m that the pins hold, and with go list -deps that
+// adding it raised no k8s.io or sigs.k8s.io module the controller builds:
+// not k8s.io to v0.37, not controller-runtime to v0.25, not what they
+// require, such as k8s.io/utils. (Modules only in the module graph, never
+// built, such as k8s.io/gengo, may move: they change no build.)
+func TestInstallKeepsTheOldestPair(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adapter := parseGoMod(t, filepath.Join(repo, "controllerruntime", "go.mod"))
+	version := required(adapter, root)
+	var pins []string // module@version, as the controller requires them
+	for _, path := range []string{"k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "sigs.k8s.io/controller-runtime"} {
+		v, oldest := required(adapter, path), oldestK8s
+		if path == "sigs.k8s.io/controller-runtime" {
+			oldest = oldestControllerRuntime
+		}
+		if semver.MajorMinor(v) != oldest {
+			t.Fatalf("controllerruntime/go.mod requires %s %q; want %s.x, the oldest the library supports", path, v, oldest)
+		}
+		pins = append(pins, path+"@"+v)
+	}
+	proxy := t.TempDir()
+	addModule(t, proxy, repo, root, version)
+	addModule(t, proxy, filepath.Join(repo, "controllerruntime"), root+"/controllerruntime", version)
+
+	user := t.TempDir()
+	env := userEnv(t, proxy)
+	run(t, user, env, "go", "mod", "init", "example.com/controller")
+	run(t, user, env, append([]string{"go", "get"}, pins...)...)
+	writeMain(t, user, `package main
+
+import (
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+)
+
+func main() { fmt.Println(cache.New != nil) }
+`)
+	run(t, user, env, "go", "mod", "tidy")
+	before := k8sModules(t, user, env)
+
+	run(t, user, env, "go", "get", root+"/controllerruntime@"+version)
+	writeMain(t, user, `package main
+
+import (
+	"fmt"
+
+	"github.com/kubetyped/informers/controllerruntime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+func main() {
+	fmt.Println(manager.Options{NewCache: controllerruntime.NewCache}.NewCache != nil, cache.New != nil)
+}
+`)
+	run(t, user, env, "go", "mod", "tidy")
+	run(t, user, env, "go", "build", "-o", os.DevNull, ".")
+	after := k8sModules(t, user, env)
+	for _, pin := range pins {
+		path, v, _ := strings.Cut(pin, "@")
+		if got := strings.TrimSpace(goList(t, user, env, "-m", "-f", "{{.Version}}", path)); got != v {
+			t.Errorf("with the adapter, go list -m %s says %s; the controller pins %s", path, got, v)
+		}
+	}
+	for path, v := range before {
+		if after[path] != v {
+			t.Errorf("the adapter raised %s from %s to %s", path, v, after[path])
+		}
+	}
+}
+
+// goList runs go list with args in the module in dir and returns its
+// output.
+func goList(t *testing.T, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
+}
+
+// writeMain writes the main.go of the module in dir.
+func writeMain(t *testing.T, dir, program string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(program), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// k8sModules returns the version of every k8s.io and sigs.k8s.io module
+// whose packages the main package in dir builds, by path.
+func k8sModules(t *testing.T, dir string, env []string) map[string]string {
+	t.Helper()
+	out := goList(t, dir, env, "-deps", "-f", "{{with .Module}}{{.Path}} {{.Version}}{{end}}", ".")
+	mods := map[string]string{}
+	for line := range strings.Lines(out) {
+		path, version, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if strings.HasPrefix(path, "k8s.io/") || strings.HasPrefix(path, "sigs.k8s.io/") {
+			mods[path] = version
+		}
+	}
+	if mods["k8s.io/client-go"] == "" {
+		t.Fatalf("go list -deps in %s lists no k8s.io/client-go:\n%s", dir, out)
+	}
+	return mods
 }
 
 // TestRunColdstartAtAVersion builds a file-system module proxy holding the
