@@ -324,8 +324,9 @@ func (tc *typeCache) waitSynced(ctx context.Context) error {
 		syncers[n] = p.inf
 	}
 	err := informers.WaitForSync(ctx, syncers...)
-	if err != nil && !slices.ContainsFunc(tc.parts, func(p *part) bool { return !p.inf.HasSynced() }) {
-		return nil
+	var undecodable *informers.UndecodableTypeError
+	if errors.As(err, &undecodable) && !slices.ContainsFunc(tc.parts, func(p *part) bool { return !p.inf.HasSynced() }) {
+		return nil // synced: the objects that decode are served
 	}
 	if err != nil {
 		return apierrors.NewTimeoutError(fmt.Sprintf("failed waiting for %v informer to sync: %v", tc.key.gvk, err), 0)
