@@ -100,9 +100,11 @@ type part struct {
 // NewCache returns a Cache configured by opts; it is a cache.NewCacheFunc,
 // for the manager's NewCache option. opts.NewInformer and
 // opts.DefaultWatchErrorHandler plug into client-go's informers, which
-// this cache does not use: NewCache fails if they are set.
-// DefaultEnableWatchBookmarks is ignored: the informers always ask for
-// bookmarks.
+// this cache does not use: NewCache fails if they are set. A test that
+// set NewInformer to wrap informers runs the cache on a test control
+// plane instead, with failures injected through opts.HTTPClient (see
+// docs/adapters.md). DefaultEnableWatchBookmarks is ignored: the
+// informers always ask for bookmarks.
 func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 	return New(cfg, opts)
 }
