@@ -23,8 +23,8 @@ var ErrStopped = errors.New("informers: stopped")
 // was emptied, not because the server has no such object.
 var ErrReleased = errors.New("informers: informer released by Factory.Release, its cache emptied")
 
-// ErrNotStarted is returned by a Factory's WaitForSync before Start: its
-// informers would never sync.
+// ErrNotStarted is returned by WaitForSync for a Factory not yet started:
+// its informers would never sync.
 var ErrNotStarted = errors.New("informers: factory not started")
 
 // ListWatchError reports a failed list or watch request, or an event the
@@ -331,7 +331,7 @@ func (e *UndecodableObjectsError) Error() string {
 // that cannot be decoded and are not). Objects whose decoder did not say
 // where it failed do not count.
 //
-// While the rule holds, the informer's WaitForSync returns this error once
+// While the rule holds, WaitForSync of the informer returns this error once
 // the cache has synced, ReadyCheck fails with it whatever
 // Options.FailReadinessOnUndecodable says, and LastError returns it when
 // no request failed since. It holds after the sync too, as soon as later

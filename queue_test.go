@@ -175,7 +175,7 @@ func TestQueueLimitRemovesTheHandler(t *testing.T) {
 
 // A queue limit counts events only: the end of the initial state queued
 // behind them is no event. A handler added to an informer holding n
-// objects with WithQueueLimit(n) stays, and its backlog counts n.
+// objects with HandlerOptions{QueueLimit: n} stays, and its backlog counts n.
 func TestQueueLimitCountsEventsOnly(t *testing.T) {
 	for _, merge := range []bool{false, true} {
 		t.Run(fmt.Sprintf("merge=%v", merge), func(t *testing.T) {

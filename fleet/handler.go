@@ -81,8 +81,8 @@ type Registration[T informers.Object] struct {
 // each cluster, h first receives the cache's current contents as adds,
 // then every later event, as with informers.SharedInformer.AddHandler.
 // A cluster that refuses the handler (its
-// informer could not be created) is reported by the registration's
-// WaitForSync.
+// informer could not be created) is reported by informers.WaitForSync of
+// the registration, and by its Err.
 func (i *SharedInformer[T]) AddHandler(h Handler[T]) (*Registration[T], error) {
 	return i.AddHandlerWith(h, informers.HandlerOptions{})
 }

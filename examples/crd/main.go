@@ -211,7 +211,7 @@ func (c *controller) reconcile(ctx context.Context, key types.NamespacedName) er
 
 // ensureCRD creates the CustomResourceDefinition of Greeting unless it
 // exists, and waits until the server serves greetings: until then the
-// informer's WaitForSync would fail at once with NotFound.
+// informers.WaitForSync of the informer would fail at once with NotFound.
 func ensureCRD(ctx context.Context, dyn dynamic.Interface, logger *log.Logger) error {
 	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
 	crd := greetingCRD()
