@@ -154,7 +154,7 @@ func clearerOf[T Object](paths []string) (func(T), error) {
 
 // minWatchTimeout is the shortest server-side timeout of a watch, as in
 // client-go: it spares the control plane reconnections. It is the default
-// of Options.MinWatchTimeout and its floor.
+// of Tuning.MinWatchTimeout and its floor.
 const minWatchTimeout = 5 * time.Minute
 
 // viaFactory completes c for an informer that a Factory makes over list

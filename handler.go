@@ -47,7 +47,7 @@ type Deleted[T Object] struct {
 	LeftShard bool
 	// LeftNamespace is set when the object was not deleted on the server
 	// but its namespace left the informer's namespace selection (see
-	// Options.NamespaceSelector): its labels no longer match.
+	// Tuning.NamespaceSelector): its labels no longer match.
 	LeftNamespace bool
 }
 

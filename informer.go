@@ -343,7 +343,7 @@ func (i *SharedInformer[T]) LastSyncResourceVersion() string { return i.Stats().
 
 // UsesWatchList reports whether the informer gets its initial state by
 // watch-list streaming rather than by listing: false with
-// Options.DisableWatchList or with client-go's WatchListClient feature
+// Tuning.DisableWatchList or with client-go's WatchListClient feature
 // gate off (KUBE_FEATURE_WatchListClient=false), false for good once the
 // server refuses streaming, and false while the informer lists because
 // streams ended before their initial events did (true again once a stream

@@ -8,8 +8,8 @@ import (
 )
 
 // Metrics is the hook through which informers and handlers report what
-// they do, for a metrics system: set FactoryOptions.Metrics or
-// Options.Metrics. The module github.com/kubetyped/informers/prometheus
+// they do, for a metrics system: set it with Set in Tuning.Metrics, of
+// FactoryOptions or of one informer's Options. The module github.com/kubetyped/informers/prometheus
 // implements it for Prometheus; the library itself depends on none.
 //
 // Informer is called when an informer starts running and Handler when a

@@ -5,7 +5,7 @@ import (
 )
 
 // NewNamespaceSelectedInformer is NewInformer for an informer with
-// Options.NamespaceSelector, for code that makes its own list-watches (an
+// Tuning.NamespaceSelector, for code that makes its own list-watches (an
 // adapter) rather than use a Factory. lwFor returns the list-watch of the
 // resource in one namespace, or in all of them for "" (the cluster-wide
 // watch); namespaces is the Namespace informer the selection follows,

@@ -9,8 +9,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// StalenessOptions turns on an informer's staleness monitor (set
-// Options.Staleness or FactoryOptions.Staleness). Every Interval, the
+// StalenessOptions turns on an informer's staleness monitor (set it with
+// Set in Tuning.Staleness, of Options or FactoryOptions). Every Interval, the
 // monitor asks the server for its current resource version, with a
 // consistent list of at most one object, as kube-controller-manager's
 // informer staleness monitor does, and measures how far the cache lags it:

@@ -30,7 +30,7 @@ type InformerStats struct {
 	// kept only for informers with Metrics; zero before.
 	LastEvent time.Time
 	// Staleness is how far the cache lags the server, measured now, for
-	// an informer with a staleness monitor (Options.Staleness); zero
+	// an informer with a staleness monitor (Tuning.Staleness); zero
 	// otherwise.
 	Staleness Staleness
 	// Undecodable is the number of objects the server has that cannot be

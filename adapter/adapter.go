@@ -264,7 +264,7 @@ func viewListWatch[T informers.Object](requests Requests, gvr schema.GroupVersio
 // carries such an error as its Object, with the event's type.
 //
 // The informers that an adapter builds on these lists report such objects
-// themselves, through Options.OnError; Undecodable is for adapters that
+// themselves, through Tuning.OnError; Undecodable is for adapters that
 // look at the lists on their own.
 func Undecodable(l runtime.Object) []error {
 	// The lists the decoders return are decoded.List[T], of the adapter's

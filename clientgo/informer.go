@@ -132,8 +132,8 @@ func (v *View[T]) IsStopped() bool {
 	}
 }
 
-// SetWatchErrorHandler returns an error: set informers.Options.OnError,
-// or FactoryOptions.OnError, which receive every failed request.
+// SetWatchErrorHandler returns an error: set informers.Tuning.OnError, in
+// informers.Options or FactoryOptions, which receives every failed request.
 func (v *View[T]) SetWatchErrorHandler(cache.WatchErrorHandler) error {
 	return v.unsupported("SetWatchErrorHandler", "set OnError in informers.Options or FactoryOptions")
 }
@@ -151,7 +151,7 @@ func (v *View[T]) SetTransform(cache.TransformFunc) error {
 
 // AddIndexers adds indexes to the informer, before or after it starts. An
 // index function's error is reported as an *informers.IndexError (to
-// Options.OnError), and the object is left out of that index. The built-in
+// Tuning.OnError), and the object is left out of that index. The built-in
 // namespace index is there already: adding it with
 // cache.MetaNamespaceIndexFunc does nothing, with another function fails.
 func (v *View[T]) AddIndexers(indexers cache.Indexers) error {

@@ -21,7 +21,7 @@ import (
 // type in the scheme and for unstructured objects, which share equal
 // strings and parts (labels, containers, volumes, owner references)
 // between cached objects as they decode; see the informers package's
-// Options.DisableDecoder and Options.SkipFields. The zero value is the
+// Tuning.DisableDecoder and Options.SkipFields. The zero value is the
 // default.
 type Decoding struct {
 	// Disable turns the library's decoder off: objects are decoded by

@@ -32,7 +32,7 @@ type Options struct {
 	// cache.Options; namespaces listed in DefaultNamespaces or
 	// ByObject.Namespaces are cached as listed, not selected. The cache
 	// then reads Namespace objects too (a ClusterRole to list and watch
-	// them). See the informers package's Options.NamespaceSelector and
+	// them). See the informers package's Tuning.NamespaceSelector and
 	// docs/namespaces.md.
 	NamespaceSelector string
 	// NamespaceSelectorByObject overrides NamespaceSelector for the types

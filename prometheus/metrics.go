@@ -65,8 +65,9 @@ var (
 	_ informers.StalenessMetrics = (*informerRecorder)(nil)
 )
 
-// New registers the informer metrics on reg and returns the hook to set in
-// informers.FactoryOptions.Metrics or informers.Options.Metrics. It fails
+// New registers the informer metrics on reg and returns the hook to set,
+// with informers.Set, in informers.Tuning.Metrics (of FactoryOptions or
+// Options). It fails
 // if reg already has them: use one Metrics per registry.
 func New(reg prom.Registerer) (*Metrics, error) {
 	counter := func(name string, labels ...string) *prom.CounterVec {

@@ -4,7 +4,7 @@
 //
 //	go run ./examples/teams -team a
 //
-// One option does it: Options.NamespaceSelector. The informer caches only
+// One option does it: Tuning.NamespaceSelector. The informer caches only
 // the config maps of the selected namespaces and follows their labels
 // while it runs. A namespace that gains the label brings its config maps
 // as adds; one that loses it takes them away as deletes with
