@@ -135,12 +135,12 @@ func (v *View[T]) IsStopped() bool {
 // SetWatchErrorHandler returns an error: set informers.Tuning.OnError, in
 // informers.Options or FactoryOptions, which receives every failed request.
 func (v *View[T]) SetWatchErrorHandler(cache.WatchErrorHandler) error {
-	return v.unsupported("SetWatchErrorHandler", "set OnError in informers.Options or FactoryOptions")
+	return v.unsupported("SetWatchErrorHandler", "set Tuning.OnError, in informers.Options or FactoryOptions")
 }
 
 // SetWatchErrorHandlerWithContext returns an error, as SetWatchErrorHandler.
 func (v *View[T]) SetWatchErrorHandlerWithContext(cache.WatchErrorHandlerWithContext) error {
-	return v.unsupported("SetWatchErrorHandlerWithContext", "set OnError in informers.Options or FactoryOptions")
+	return v.unsupported("SetWatchErrorHandlerWithContext", "set Tuning.OnError, in informers.Options or FactoryOptions")
 }
 
 // SetTransform returns an error: set informers.Options.Transform when the

@@ -88,7 +88,7 @@ var implementations = []implementation{
 	},
 	{
 		name:  "informers-list",
-		about: "this library's Factory with FactoryOptions.DisableWatchList: a list, then a watch",
+		about: "this library's Factory with Tuning.DisableWatchList set: a list, then a watch",
 		sync:  syncInformers(informers.FactoryOptions{Tuning: informers.Tuning{DisableWatchList: informers.Set(true)}}, shapeInformer),
 	},
 	{
