@@ -39,6 +39,11 @@ type Factory struct {
 	ctx     context.Context // set by Start
 	stopped bool
 	running sync.WaitGroup
+	// version counts the changes of entries; synced is Synced's channel
+	// for the entries as of syncedAt, made once per version asked for.
+	version  uint64
+	synced   <-chan struct{}
+	syncedAt uint64
 }
 
 // informerKey tells informers apart.
@@ -195,6 +200,7 @@ func informer[T Object](f *Factory, o Options[T]) (*SharedInformer[T], error) {
 		e.hasXform, e.xformPtr = true, funcPtr(o.Transform)
 	}
 	f.entries[key] = e
+	f.version++
 	if f.ctx != nil {
 		f.startLocked(e)
 	}
@@ -299,6 +305,7 @@ func (f *Factory) Release(ctx context.Context, inf AnyInformer) error {
 		if any(e.inf) == any(inf) {
 			found = e
 			delete(f.entries, k)
+			f.version++
 			break
 		}
 	}

@@ -137,17 +137,34 @@ func (r *Registration[T]) informer() any { return r.inf }
 // Synced is closed once every informer the factory holds at the time of
 // the call has synced. It stays open while one of them has not, and for
 // good if one is released or stopped first; WaitForSync(ctx, f) says why.
+// Calls between two changes of the factory's informers share one channel,
+// and one goroutine waits for it.
 func (f *Factory) Synced() <-chan struct{} {
-	infs, _, _ := f.snapshot()
-	if !slices.ContainsFunc(infs, func(s Syncer) bool { return !s.(AnyInformer).HasSynced() }) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.synced != nil && f.syncedAt == f.version {
+		return f.synced
+	}
+	infs := make([]AnyInformer, 0, len(f.entries))
+	for _, e := range f.entries {
+		infs = append(infs, e.inf)
+	}
+	f.synced, f.syncedAt = allInformersSynced(infs), f.version
+	return f.synced
+}
+
+// allInformersSynced returns a channel closed once every one of infs has
+// synced, and left open if one stops first.
+func allInformersSynced(infs []AnyInformer) <-chan struct{} {
+	if !slices.ContainsFunc(infs, func(inf AnyInformer) bool { return !inf.HasSynced() }) {
 		return closedChan
 	}
 	done := make(chan struct{})
 	go func() {
-		for _, s := range infs {
+		for _, inf := range infs {
 			select {
-			case <-s.Synced():
-			case <-s.(AnyInformer).Stopped():
+			case <-inf.Synced():
+			case <-inf.Stopped():
 				return
 			}
 		}

@@ -3,6 +3,7 @@ package informers_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/testutil"
@@ -110,4 +112,37 @@ func TestWaitForSyncKeepsTheHandlersOwnCause(t *testing.T) {
 	assert.Contains(t, err.Error(), "handler stuck has not been delivered the initial state")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Len(t, strings.Split(err.Error(), "\n"), 2, "%v", err)
+}
+
+// TestFactorySyncedChannel checks that a factory's Synced is one channel
+// between two changes of its informers, with at most one goroutine
+// waiting for it however often it is asked for, and that it closes once
+// the informers sync.
+func TestFactorySyncedChannel(t *testing.T) {
+	f := informers.NewFactory(fake.NewClientset(&corev1.ConfigMap{ObjectMeta: meta("a", "x")}))
+	select {
+	case <-f.Synced():
+	default:
+		t.Fatal("a factory with no informers is synced")
+	}
+	informers.Informer[*corev1.ConfigMap](f)
+	first := f.Synced()
+	before := runtime.NumGoroutine()
+	for range 10_000 {
+		require.Equal(t, first, f.Synced(), "one channel between changes")
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before+1, "no goroutine per call")
+
+	informers.Informer[*corev1.Secret](f)
+	second := f.Synced()
+	assert.NotEqual(t, first, second, "a new informer, a new channel")
+
+	testutil.StartFactory(t, f)
+	for _, ch := range []<-chan struct{}{first, second, f.Synced()} {
+		select {
+		case <-ch:
+		case <-testutil.Context(t, 10*time.Second).Done():
+			t.Fatal("Synced not closed after the informers synced")
+		}
+	}
 }
