@@ -175,19 +175,21 @@ func TestDisableWatchListLists(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		name             string
-		factory, options bool
-		watchList        bool
+		name      string
+		factory   bool
+		options   informers.Setting[bool]
+		watchList bool
 	}{
-		{"default", false, false, true},
-		{"factory", true, false, false},
-		{"informer", false, true, false},
+		{"default", false, informers.Setting[bool]{}, true},
+		{"factory", true, informers.Setting[bool]{}, false},
+		{"informer", false, informers.Set(true), false},
+		{"informer overrides the factory", true, informers.Set(false), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, cfg := recorded(env)
 			f := informers.NewFactoryWith(nil, informers.FactoryOptions{RESTConfig: cfg, Scheme: s, Tuning: informers.Tuning{Namespace: informers.Set(ns), Backoff: informers.Set(fastBackoff), DisableWatchList: informers.Set(tc.factory)}})
-			typed := informers.InformerWith(f, informers.Options[*Gadget]{Tuning: informers.Tuning{DisableWatchList: informers.Set(tc.options)}})
-			untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr, Tuning: informers.Tuning{DisableWatchList: informers.Set(tc.options)}})
+			typed := informers.InformerWith(f, informers.Options[*Gadget]{Tuning: informers.Tuning{DisableWatchList: tc.options}})
+			untyped := informers.InformerWith(f, informers.Options[*unstructured.Unstructured]{Resource: gvr, Tuning: informers.Tuning{DisableWatchList: tc.options}})
 			testutil.StartFactory(t, f)
 			require.NoError(t, informers.WaitForSync(ctx, f))
 			require.Len(t, typed.Lister().List(labels.Everything()), 5)

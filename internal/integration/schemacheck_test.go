@@ -296,7 +296,14 @@ func TestViewCheckedAgainstServerSchema(t *testing.T) {
 		v1 := informers.InformerWith(f, informers.Options[*widgetView]{Resource: widgets})
 		v2 := informers.InformerWith(f, informers.Options[*widgetV2View]{Resource: widgets.GroupResource().WithVersion("v2")})
 		testutil.StartFactory(t, f)
-		require.NoError(t, informers.WaitForSync(ctx, f))
+		require.NoError(t, informers.WaitForSync(ctx, v1))
+		// v2 objects are v1's, converted by nothing: their size is an
+		// integer that v2's schema says is a string. None decodes, so the
+		// v2 informer is unhealthy once synced: its view fits the schema,
+		// not the objects the server stores.
+		var undecodable *informers.UndecodableTypeError
+		require.ErrorAs(t, informers.WaitForSync(ctx, v2), &undecodable)
+		assert.Equal(t, "spec.size", undecodable.Field)
 		list, err := dyn.Resource(widgets).Namespace(ns).List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
 		require.Len(t, list.Items, 3)
@@ -311,8 +318,6 @@ func TestViewCheckedAgainstServerSchema(t *testing.T) {
 		}
 		assert.Equal(t, "checked against the server's schema of "+group+"/v1, Kind=Widget", v1.Stats().SchemaCheck)
 		assert.Equal(t, "checked against the server's schema of "+group+"/v2, Kind=Widget", v2.Stats().SchemaCheck)
-		// v2 objects are v1's, converted by nothing: their size is an
-		// integer that v2's schema says is a string. They do not decode.
 		assert.Equal(t, 3, v2.Stats().Undecodable)
 	})
 
