@@ -78,7 +78,7 @@ func TestCacheNamespaceSelector(t *testing.T) {
 			require.Equal(t, []string{first}, configMaps(), "only the selected namespace")
 			require.Equal(t, []string{first, second}, cached(func() client.Object { return &corev1.Secret{} }, "s"),
 				"the override caches every namespace")
-			require.True(t, events.Has("add "+first))
+			testutil.EventuallyWithin(t, 10*time.Second, func() bool { return events.Has("add " + first) }, "the handler is told of the selected namespace's object")
 
 			setTeam(ctx, t, cs, second, team)
 			testutil.EventuallyWithin(t, 10*time.Second, func() bool {

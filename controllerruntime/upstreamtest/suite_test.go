@@ -31,12 +31,12 @@ func (r release) String() string { return r.ControllerRuntime + "@" + r.K8s }
 // checks by default: the adapter's floor and the newest it supports, each
 // with its k8s.io release.
 var releases = []release{
-	{ControllerRuntime: "v0.24.1", K8s: "v0.36.3"},
+	{ControllerRuntime: "v0.24.1", K8s: "v0.36.6"},
 	{ControllerRuntime: "v0.25.3", K8s: "v0.37.2"},
 }
 
 var releasesFlag = flag.String("releases", "",
-	"comma-separated controller-runtime@k8s.io versions to run the suite of, such as v0.24.1@v0.36.3; default: the adapter's supported releases")
+	"comma-separated controller-runtime@k8s.io versions to run the suite of, such as v0.24.1@v0.36.6; default: the adapter's supported releases")
 
 // k8sModules are the k8s.io modules the scratch module pins to the
 // release's k8s.io version: those the adapter, the library and envtest
@@ -103,7 +103,7 @@ func parseReleases(s string) ([]release, error) {
 	for p := range strings.SplitSeq(s, ",") {
 		cr, k8s, ok := strings.Cut(strings.TrimSpace(p), "@")
 		if !ok || !strings.HasPrefix(cr, "v0.") || !strings.HasPrefix(k8s, "v0.") {
-			return nil, fmt.Errorf("-releases: %q is not controller-runtime@k8s.io, such as v0.24.1@v0.36.3", p)
+			return nil, fmt.Errorf("-releases: %q is not controller-runtime@k8s.io, such as v0.24.1@v0.36.6", p)
 		}
 		rs = append(rs, release{ControllerRuntime: cr, K8s: k8s})
 	}
