@@ -149,32 +149,9 @@ func (f *Factory) Synced() <-chan struct{} {
 	for _, e := range f.entries {
 		infs = append(infs, e.inf)
 	}
-	f.synced, f.syncedAt = allInformersSynced(infs), f.version
+	f.synced, f.syncedAt = syncwait.All(infs, AnyInformer.Synced, AnyInformer.Stopped), f.version
 	return f.synced
 }
-
-// allInformersSynced returns a channel closed once every one of infs has
-// synced, and left open if one stops first.
-func allInformersSynced(infs []AnyInformer) <-chan struct{} {
-	if !slices.ContainsFunc(infs, func(inf AnyInformer) bool { return !inf.HasSynced() }) {
-		return closedChan
-	}
-	done := make(chan struct{})
-	go func() {
-		for _, inf := range infs {
-			select {
-			case <-inf.Synced():
-			case <-inf.Stopped():
-				return
-			}
-		}
-		close(done)
-	}()
-	return done
-}
-
-// closedChan is a closed channel.
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // waitForSync waits until every informer the factory holds has synced; see
 // WaitForSync.

@@ -55,6 +55,8 @@ type Fleet struct {
 	informers []fleetInformer // in request order
 	stopped   bool
 
+	synced syncwait.Memo[informers.AnyInformer] // Synced's last channel
+
 	hook // what informers.WaitForSync and ReadyCheck say of the fleet
 }
 

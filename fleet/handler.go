@@ -74,6 +74,8 @@ type Registration[T informers.Object] struct {
 	clusters map[string]*informers.Registration[T]
 	errs     map[string]error // clusters that refused the handler
 
+	delivered syncwait.Memo[informers.AnyRegistration] // Synced's last channel
+
 	hook // what informers.WaitForSync and ReadyCheck say of the handler
 }
 
@@ -137,22 +139,28 @@ func (r *Registration[T]) snapshot() (map[string]*informers.Registration[T], map
 	return maps.Clone(r.clusters), maps.Clone(r.errs)
 }
 
+// never is a channel never closed: the Synced of a registration that a
+// cluster refused.
+var never = make(chan struct{})
+
 // Synced is closed once the handler has been delivered the initial state
 // of every cluster attached at the time of the call; it stays open if a
 // cluster refused the handler or it is removed first. It makes the
 // registration an informers.Syncer: informers.WaitForSync(ctx, r) waits
 // for it as the fleet's does, cluster by cluster, and
-// informers.ReadyCheck(r) names the clusters not ready.
+// informers.ReadyCheck(r) names the clusters not ready. Calls while its
+// clusters stay the same share one channel, and one goroutine waits for
+// it.
 func (r *Registration[T]) Synced() <-chan struct{} {
 	regs, errs := r.snapshot()
 	if len(errs) > 0 {
-		return make(chan struct{})
+		return never
 	}
 	all := make([]informers.AnyRegistration, 0, len(regs))
-	for _, cr := range regs {
-		all = append(all, cr)
+	for _, name := range slices.Sorted(maps.Keys(regs)) {
+		all = append(all, regs[name])
 	}
-	return allDelivered(all)
+	return r.delivered.Get(all, allDelivered)
 }
 
 // waitForSync waits until the handler has been delivered the initial

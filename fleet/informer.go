@@ -30,6 +30,8 @@ type SharedInformer[T informers.Object] struct {
 	indexers map[string]informers.IndexFunc[T] // added by AddIndex
 	regs     []*Registration[T]
 
+	synced syncwait.Memo[informers.AnyInformer] // Synced's last channel
+
 	hook // what informers.WaitForSync and ReadyCheck say of the informer
 }
 
@@ -183,12 +185,14 @@ func (i *SharedInformer[T]) String() string {
 // first. It makes the informer an informers.Syncer:
 // informers.WaitForSync(ctx, i) waits for it as the fleet's does, cluster
 // by cluster, and informers.ReadyCheck(i) names the clusters not ready.
+// Calls while its clusters stay the same share one channel, and one
+// goroutine waits for it.
 func (i *SharedInformer[T]) Synced() <-chan struct{} {
 	var infs []informers.AnyInformer
 	for _, c := range i.each() {
 		infs = append(infs, c.inf)
 	}
-	return allSynced(infs)
+	return i.synced.Get(infs, allSynced)
 }
 
 // waitForSync waits until the informer's cache has synced on every

@@ -65,53 +65,27 @@ type hook = syncwait.Hook
 // cluster attached at the time of the call; it stays open if one of them
 // stops first. It makes the fleet an informers.Syncer:
 // informers.WaitForSync(ctx, fl) and informers.ReadyCheck(fl) are the
-// fleet's wait and readiness check.
+// fleet's wait and readiness check. Calls while the fleet's clusters and
+// informers stay the same share one channel, and one goroutine waits for
+// it.
 func (fl *Fleet) Synced() <-chan struct{} {
 	var infs []informers.AnyInformer
 	for _, m := range fl.members() {
 		infs = append(infs, m.all()...)
 	}
-	return allSynced(infs)
+	return fl.synced.Get(infs, allSynced)
 }
 
 // allSynced returns a channel closed once every one of infs has synced,
 // and left open if one stops first.
 func allSynced(infs []informers.AnyInformer) <-chan struct{} {
-	if !slices.ContainsFunc(infs, func(inf informers.AnyInformer) bool { return !inf.HasSynced() }) {
-		return closedChan
-	}
-	done := make(chan struct{})
-	go func() {
-		for _, inf := range infs {
-			select {
-			case <-inf.Synced():
-			case <-inf.Stopped():
-				return
-			}
-		}
-		close(done)
-	}()
-	return done
+	return syncwait.All(infs, informers.AnyInformer.Synced, informers.AnyInformer.Stopped)
 }
 
 // allDelivered returns a channel closed once every one of regs has been
 // delivered its initial state, and left open if one is removed first.
 func allDelivered(regs []informers.AnyRegistration) <-chan struct{} {
-	if !slices.ContainsFunc(regs, func(r informers.AnyRegistration) bool { return !r.HasSynced() }) {
-		return closedChan
-	}
-	done := make(chan struct{})
-	go func() {
-		for _, r := range regs {
-			select {
-			case <-r.Synced():
-			case <-r.Done():
-				return
-			}
-		}
-		close(done)
-	}()
-	return done
+	return syncwait.All(regs, informers.AnyRegistration.Synced, informers.AnyRegistration.Done)
 }
 
 // waitForSync waits until every informer of the fleet has synced on every

@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"maps"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -48,4 +49,45 @@ func TestWaitForSyncWaitsForASyncReadyCheckTellsHealth(t *testing.T) {
 	assert.NoError(t, informers.WaitForSync(ctx, pods), "the informer synced")
 	assert.NoError(t, informers.WaitForSync(ctx, reg), "the handler was delivered the initial state")
 	assert.Error(t, ready(req), "west is still not ready")
+}
+
+// Synced of a fleet, a fleet informer and a registration gives one channel
+// while their clusters stay the same, and starts no goroutine per call.
+func TestSyncedOneChannelWhileClustersStay(t *testing.T) {
+	testutil.NoLeaks(t)
+	ctx := waitCtx(t)
+	fl := newFleet(t)
+	pods := fleet.Informer[*corev1.Pod](fl)
+	reg, err := pods.AddHandler(&events{})
+	require.NoError(t, err)
+	east := newTestCluster(t, pod("a", "p", "n"))
+	east.pods.FailList(apierrors.NewServiceUnavailable("not yet"))
+	require.NoError(t, fl.Attach(ctx, "east", east.cluster()))
+
+	syncers := []informers.Syncer{fl, pods, reg}
+	first := make([]<-chan struct{}, len(syncers))
+	for k, s := range syncers {
+		first[k] = s.Synced()
+	}
+	before := runtime.NumGoroutine()
+	for range 10_000 {
+		for k, s := range syncers {
+			require.Equal(t, first[k], s.Synced(), "%v: one channel while the clusters stay", s)
+		}
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before+1, "no goroutine per call")
+
+	west := newTestCluster(t, pod("b", "q", "n"))
+	require.NoError(t, fl.Attach(ctx, "west", west.cluster()))
+	for k, s := range syncers {
+		assert.NotEqual(t, first[k], s.Synced(), "%v: a new cluster, a new channel", s)
+	}
+	east.pods.FailList(nil)
+	for _, s := range syncers {
+		select {
+		case <-s.Synced():
+		case <-ctx.Done():
+			t.Fatalf("%v: Synced not closed after every cluster synced", s)
+		}
+	}
 }

@@ -165,9 +165,6 @@ func (s *Sharded) SetShardRanges(ctx context.Context, ranges ...shard.Range) err
 	return errors.Join(errs...)
 }
 
-// closedChan is a closed channel.
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
 // engage starts engaging the cluster o under name; s.mu is held.
 func (s *Sharded) engage(name string, o *offer) {
 	ctx, stop := context.WithCancel(o.ctx)
