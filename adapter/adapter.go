@@ -37,6 +37,9 @@ type Decoder struct {
 	json         func() (*jsondec.Decoder, error)
 	unstructured *jsondec.Unstructured
 	view         bool
+	// schema, if set, checks the views against the server's schema
+	// (CheckedBy).
+	schema *viewSchema
 }
 
 // NewDecoder returns the decoder of objects of type t, a pointer to a
@@ -82,7 +85,7 @@ func NewDecoder(t reflect.Type, skip []string) (*Decoder, error) {
 // resource's), the view is checked against it alike, field names and JSON
 // kinds, and decoded from JSON. With api nil (a type the adapter does not
 // know), views are decoded from JSON only, unchecked: check them against
-// the server's schema with Checked. The fields the view lacks are skipped
+// the server's schema with CheckedBy. The fields the view lacks are skipped
 // on the wire, never built; skip names more, by the view's JSON paths.
 //
 // ListWatch asks for views in protobuf (if api decodes from it) or JSON,
@@ -233,15 +236,32 @@ func viewListWatch[T informers.Object](requests Requests, gvr schema.GroupVersio
 		return nil, fmt.Errorf("adapter: list-watch of %s: %w", what, err)
 	}
 	jd, _ := dec.json() // never nil, never failing: made by NewViewDecoder
-	decoders := watchstream.Decoders[T]{JSON: jsondec.EventDecoder(jd, newT)}
+	jsonEvent := jsondec.EventDecoder(jd, newT)
+	var protobufEvent decoded.EventFunc[T]
 	if dec.protobuf != nil {
-		decoders.Protobuf = protodec.EventDecoder(dec.protobuf, newT)
+		protobufEvent = protodec.EventDecoder(dec.protobuf, newT)
 	}
-	return withStream(funcs, informers.NewListWatch[T](
+	check := func(context.Context) error { return nil }
+	if dec.schema != nil {
+		check = func(ctx context.Context) error { return dec.schema.run(ctx, dec.typ) }
+	}
+	lw := withStream(funcs, informers.NewListWatch[T](
 		func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
+			if err := check(ctx); err != nil {
+				return nil, err
+			}
 			return funcs.List(ctx, opts)
 		},
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			if err := check(ctx); err != nil {
+				return nil, err
+			}
+			decoders := watchstream.Decoders[T]{JSON: jsonEvent, Protobuf: protobufEvent}
+			if s := dec.schema; s != nil {
+				decoders.JSON = apiclient.Rechecked(ctx, jsonEvent, func(ctx context.Context) error {
+					return s.check.Recheck(ctx, s.openAPI, dec.typ, s.gvk, s.gvr)
+				})
+			}
 			opts.Watch = true
 			body, err := viewRequests(&opts).Throttle(nil).Stream(ctx)
 			if err != nil {
@@ -253,7 +273,16 @@ func viewListWatch[T informers.Object](requests Requests, gvr schema.GroupVersio
 				return nil, fmt.Errorf("adapter: watch of %s: %w", what, err)
 			}
 			return w, nil
-		})), nil
+		}))
+	if stream := lw.StreamFunc; stream != nil && dec.schema != nil {
+		lw.StreamFunc = func(ctx context.Context, opts metav1.ListOptions, items informers.ListItems[T]) (metav1.ListMeta, error) {
+			if err := check(ctx); err != nil {
+				return metav1.ListMeta{}, err
+			}
+			return stream(ctx, opts, items)
+		}
+	}
+	return lw, nil
 }
 
 // Undecodable returns the items of l, a list that a ListWatch's list

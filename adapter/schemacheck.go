@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"reflect"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubetyped/informers"
 	"github.com/kubetyped/informers/internal/apiclient"
 	"github.com/kubetyped/informers/internal/viewcheck"
 )
@@ -29,36 +26,55 @@ func NewSchemaChecker(discovery rest.Interface) *SchemaChecker {
 	return &SchemaChecker{openAPI: apiclient.NewOpenAPI(discovery)}
 }
 
-// Checked returns lw, whose lists, streamed lists and watches first check
-// view against the server's schema of kind gvk, the kind of resource gvr,
-// and fail with the mismatch, naming the field, the view and the schema's
-// type, while the view does not match it. Where the server publishes no
-// schema the view runs unchecked, and the log says so once.
-func Checked[T informers.Object](sc *SchemaChecker, lw *informers.ListWatch[T, informers.List], view reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) *informers.ListWatch[T, informers.List] {
-	check := apiclient.NewSchemaCheck(apiclient.SchemaDefault)
-	run := func(ctx context.Context) error { return check.CheckServer(ctx, sc.openAPI, view, gvk, gvr) }
-	out := *lw
-	out.ListFunc = func(ctx context.Context, opts metav1.ListOptions) (informers.List, error) {
-		if err := run(ctx); err != nil {
-			return nil, err
-		}
-		return lw.ListFunc(ctx, opts)
+// viewSchema is the check of a decoder's views against the server's
+// schema of the kind they view, one per informer.
+type viewSchema struct {
+	openAPI *apiclient.OpenAPI
+	check   *apiclient.SchemaCheck
+	gvk     schema.GroupVersionKind
+	gvr     schema.GroupVersionResource
+}
+
+// run checks the views of type view, unless they were checked against the
+// same version of the schema.
+func (s *viewSchema) run(ctx context.Context, view reflect.Type) error {
+	return s.check.CheckServer(ctx, s.openAPI, view, s.gvk, s.gvr)
+}
+
+// CheckedBy returns a copy of d, a decoder of views of a resource whose Go
+// type the adapter does not know (NewViewDecoder with api nil), whose
+// views are checked against the server's schema of kind gvk, the kind of
+// resource gvr, as a Factory checks its informers' views: the lists,
+// streamed lists and watches of a ListWatch made with it check first, and
+// fail with the mismatch, naming the field, the view and the schema's
+// type, while the view does not match; a watch checks again when an
+// object does not decode into the view (at most once a second), in case
+// the schema changed while the informer runs. Where the server publishes
+// no schema the views run unchecked, and the log says so once. Each
+// informer takes a copy of its own: the copy keeps what its check found.
+func (d *Decoder) CheckedBy(sc *SchemaChecker, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) (*Decoder, error) {
+	if d == nil || !d.view {
+		return nil, fmt.Errorf("adapter: only a decoder of views is checked against a schema, not %v", d)
 	}
-	out.WatchFunc = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-		if err := run(ctx); err != nil {
-			return nil, err
-		}
-		return lw.WatchFunc(ctx, opts)
+	if sc == nil {
+		return nil, fmt.Errorf("adapter: views %v of %s checked by no SchemaChecker", d.typ, apiclient.ResourceName(gvr))
 	}
-	if lw.StreamFunc != nil {
-		out.StreamFunc = func(ctx context.Context, opts metav1.ListOptions, items informers.ListItems[T]) (metav1.ListMeta, error) {
-			if err := run(ctx); err != nil {
-				return metav1.ListMeta{}, err
-			}
-			return lw.StreamFunc(ctx, opts, items)
-		}
+	out := *d
+	out.schema = &viewSchema{openAPI: sc.openAPI, check: apiclient.NewSchemaCheck(apiclient.SchemaDefault), gvk: gvk, gvr: gvr}
+	return &out, nil
+}
+
+// String describes the decoder by the type it decodes.
+func (d *Decoder) String() string {
+	switch {
+	case d == nil:
+		return "no decoder"
+	case d.unstructured != nil:
+		return "the decoder of unstructured objects"
+	case d.view:
+		return fmt.Sprintf("the decoder of views %v", d.typ)
 	}
-	return &out
+	return fmt.Sprintf("the decoder of %v", d.typ)
 }
 
 // checkGo checks view against api, a JSON-only Go type of the resource it

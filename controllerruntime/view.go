@@ -83,16 +83,18 @@ func (c *Cache) viewListWatch(gvk, viewed schema.GroupVersionKind, gvr schema.Gr
 	if err != nil {
 		return nil, err
 	}
+	dec := d.dec
+	if d.unknown {
+		sc, err := c.schemaChecker()
+		if err != nil {
+			return nil, err
+		}
+		if dec, err = dec.CheckedBy(sc, viewed, gvr); err != nil {
+			return nil, err
+		}
+	}
 	newObject := func() client.Object { return reflect.New(t.Elem()).Interface().(client.Object) }
-	lw, err := adapter.ListWatch(c.requests(rc, gvr, ns), gvr, viewed.Kind, d.dec, newObject, c.codecs)
-	if err != nil || !d.unknown {
-		return lw, err
-	}
-	sc, err := c.schemaChecker()
-	if err != nil {
-		return nil, err
-	}
-	return adapter.Checked(sc, lw, t, viewed, gvr), nil
+	return adapter.ListWatch(c.requests(rc, gvr, ns), gvr, viewed.Kind, dec, newObject, c.codecs)
 }
 
 // schemaChecker returns the checker of views against the server's

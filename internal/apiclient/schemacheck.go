@@ -234,9 +234,9 @@ func (c *SchemaCheck) log(ctx context.Context, status string, v int) {
 	}
 }
 
-// recheck checks the view again if an object failed to decode into it,
+// Recheck checks the view again if an object failed to decode into it,
 // at most once every recheckEvery: its schema may have changed.
-func (c *SchemaCheck) recheck(ctx context.Context, a *OpenAPI, view reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) error {
+func (c *SchemaCheck) Recheck(ctx context.Context, a *OpenAPI, view reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) error {
 	c.mu.Lock()
 	due := time.Since(c.lastAt) >= recheckEvery
 	if due {

@@ -236,8 +236,8 @@ func viewDecoded[T Object](a *Client, t Target, ns string, dec Decoding, jd *jso
 		}
 		decoders := watchstream.Decoders[T]{JSON: jsonEvent}
 		if t.API == nil {
-			decoders.JSON = rechecked(ctx, jsonEvent, func(ctx context.Context) error {
-				return dec.Schema.recheck(ctx, a.openAPI, view, t.GVR.GroupVersion().WithKind(d.kind), t.GVR)
+			decoders.JSON = Rechecked(ctx, jsonEvent, func(ctx context.Context) error {
+				return dec.Schema.Recheck(ctx, a.openAPI, view, t.GVR.GroupVersion().WithKind(d.kind), t.GVR)
 			})
 		}
 		if pd != nil {
@@ -269,11 +269,11 @@ func viewDecoded[T Object](a *Client, t Target, ns string, dec Decoding, jd *jso
 	return lw, nil
 }
 
-// rechecked returns decode, but that an object it cannot decode has
+// Rechecked returns decode, but that an object it cannot decode has
 // check run: if the view's schema changed so that the view no longer
 // matches it, the mismatch ends the watch, and the lists that follow fail
 // with it, rather than objects being contained one by one.
-func rechecked[T Object](ctx context.Context, decode decoded.EventFunc[T], check func(context.Context) error) decoded.EventFunc[T] {
+func Rechecked[T Object](ctx context.Context, decode decoded.EventFunc[T], check func(context.Context) error) decoded.EventFunc[T] {
 	return func(data []byte, bookmark bool) (T, error) {
 		obj, err := decode(data, bookmark)
 		if err != nil && !bookmark {
