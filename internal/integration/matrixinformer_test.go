@@ -90,8 +90,8 @@ func startMatrixInformer[T informers.Object](t *testing.T, env *testenv.Env, ns 
 		half := shard.Of(shard.ByUID, i%2, 2)
 		m.shard, opts.Shard = &half, &half
 		m.shardFilter = c.resource.shardFilter
-		if !env.FeatureEnabled(shardGate) {
-			m.shardFilter = shard.FilterClient // the server ignores the selector
+		if m.shardFilter == shard.FilterServer {
+			m.shardFilter = servedShardFilter(t, env) // or the server ignores the selector
 		}
 	case namespaceSelectedInformer:
 		opts.NamespaceSelector = informers.Set(corev1.LabelMetadataName + "=" + ns)
@@ -156,7 +156,11 @@ func (m *matrixInformer) waitForSync(t *testing.T, ctx context.Context) {
 		require.False(t, m.inf.UsesWatchList(), "%s lists", m)
 		require.Zero(t, m.faults.stats().watchLists, "%s lists", m)
 	}
-	if m.shard != nil {
+	switch {
+	case m.shard == nil:
+	case m.shardFilter == shard.FilterUnknown: // lists filtered by the server, watches not
+		require.Contains(t, []shard.Filter{shard.FilterServer, shard.FilterClient}, m.inf.Shard().Filter, "%s: who filters shards", m)
+	default:
 		require.Equal(t, m.shardFilter, m.inf.Shard().Filter, "%s: who filters shards", m)
 	}
 }

@@ -37,6 +37,72 @@ func shardFilterOn(env *testenv.Env) shard.Filter {
 	return shard.FilterClient
 }
 
+// servedShardFilters memoizes servedShardFilter by control plane.
+var servedShardFilters sync.Map // of *testenv.Env to shard.Filter
+
+// servedShardFilter returns where the shards of config maps are filtered
+// when env serves them: on the server if its lists with a shard selector
+// carry shardInfo and its watches with one leave out the objects outside
+// the shard, on the client if its lists carry none. That is
+// shardFilterOn(env) when the watch cache serves them. A 1.36 server
+// without one (the fault matrix's etcd server) filters its lists but not
+// its watches: an informer filters on the server until an object outside
+// its shard arrives on a watch, then on the client, and
+// servedShardFilter returns FilterUnknown.
+func servedShardFilter(t *testing.T, env *testenv.Env) shard.Filter {
+	t.Helper()
+	if f, ok := servedShardFilters.Load(env); ok {
+		return f.(shard.Filter)
+	}
+	ctx := testutil.Context(t, time.Minute)
+	cs := clientset(t, env.Config())
+	ns := testutil.Namespace(t, cs)
+	half := shard.Of(shard.ByUID, 0, 2)
+	l, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{ShardSelector: half.Selector()})
+	require.NoError(t, err)
+	filter := shard.FilterClient
+	if l.ShardInfo != nil {
+		// Config maps are created until one in the shard follows one
+		// outside it: a watch that filters sends the latter first.
+		w, err := cs.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{ShardSelector: half.Selector(), ResourceVersion: l.ResourceVersion})
+		require.NoError(t, err)
+		defer w.Stop()
+		var outside bool
+		var last string
+		for i := 0; last == ""; i++ {
+			cm, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("probe-%d", i)}}, metav1.CreateOptions{})
+			require.NoError(t, err)
+			if !half.Contains(cm) {
+				outside = true
+			} else if outside {
+				last = cm.Name
+			}
+		}
+	probe:
+		for filter = shard.FilterNone; filter == shard.FilterNone; {
+			select {
+			case ev, ok := <-w.ResultChan():
+				require.True(t, ok, "the probe's watch ended")
+				cm, ok := ev.Object.(*corev1.ConfigMap)
+				require.True(t, ok, "the probe's watch sent %v", ev.Object)
+				switch {
+				case !half.Contains(cm):
+					filter = shard.FilterUnknown // lists filtered, watches not
+					break probe
+				case cm.Name == last:
+					filter = shard.FilterServer
+				}
+			case <-ctx.Done():
+				t.Fatal("the probe's watch sent no event of its config maps")
+			}
+		}
+	}
+	t.Logf("kube-apiserver %s serves config maps with shards filtered on the %s", env.Server().Version, map[shard.Filter]string{
+		shard.FilterServer: "server", shard.FilterClient: "client", shard.FilterUnknown: "server in lists, on the client in watches"}[filter])
+	servedShardFilters.Store(env, filter)
+	return filter
+}
+
 // The server's shard selector and the client's hash agree bit for bit:
 // each quarter of the hash space, by UID and by namespace, lists exactly
 // the objects shard.Hash puts there. A server without the gate ignores
