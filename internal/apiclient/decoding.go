@@ -209,7 +209,6 @@ func metadataDecoded[T Object](a *Client, gvr schema.GroupVersionResource, ns st
 			a.forgetOnNotFound(gvr.GroupVersion(), err)
 			return w, err
 		})
-	lw.Decoded = true
 	lw.Stream = func(ctx context.Context, opts metav1.ListOptions, items reflector.ListItems) (metav1.ListMeta, error) {
 		req, _, err := request(ctx, opts, media.list)
 		if err != nil {

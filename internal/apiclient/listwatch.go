@@ -40,9 +40,6 @@ type Funcs struct {
 	Stream func(context.Context, metav1.ListOptions, reflector.ListItems) (metav1.ListMeta, error)
 	// DisableWatchList says the functions cannot stream a watch-list.
 	DisableWatchList bool
-	// Decoded says the functions decode with the library's decoder,
-	// which shares what it decodes: interning after it adds nothing.
-	Decoded bool
 }
 
 func newFuncs(list func(context.Context, metav1.ListOptions) (List, error), watch func(context.Context, metav1.ListOptions) (watch.Interface, error)) *Funcs {
@@ -147,7 +144,6 @@ func typedListWatch[T Object](a *Client, t Target, ns string, dec Decoding) (*Fu
 		return w, err
 	}
 	lw := newFuncs(list, watchFn)
-	lw.Decoded = decoded
 	if decoded {
 		lw.Stream = func(ctx context.Context, opts metav1.ListOptions, items reflector.ListItems) (metav1.ListMeta, error) {
 			req, err := request(ctx, opts)

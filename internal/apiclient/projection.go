@@ -230,7 +230,6 @@ func withFallback[T Object](projected, whole *Funcs, gvr schema.GroupVersionReso
 		}
 		return whole.Stream(ctx, opts, items)
 	}
-	out.Decoded = projected.Decoded && whole.Decoded
 	out.DisableWatchList = whole.DisableWatchList
 	return out
 }

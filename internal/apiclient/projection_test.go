@@ -201,7 +201,7 @@ func TestMetadataProjected(t *testing.T) {
 			a := New(nil, Config{RESTConfig: srv.start(t), Scheme: scheme.Scheme})
 			lw, err := tc.lw(t, a)
 			require.NoError(t, err)
-			assert.True(t, lw.Decoded)
+			assert.NotNil(t, lw.Stream, "decoded by the library, streamed")
 			names, labels, kinds, ev := listAndWatchMeta(t, lw)
 			assert.Equal(t, []string{"a", "b"}, names)
 			assert.Equal(t, []string{"web", "web"}, labels)

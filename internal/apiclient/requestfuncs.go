@@ -56,7 +56,6 @@ func RequestFuncs[T Object](request func(*metav1.ListOptions) *rest.Request, gvr
 			r := req(&opts)
 			return d.watch(ctx, r, func() (watch.Interface, error) { return r.Watch(ctx) })
 		})
-	lw.Decoded = true
 	lw.Stream = func(ctx context.Context, opts metav1.ListOptions, items reflector.ListItems) (metav1.ListMeta, error) {
 		return d.stream(ctx, req(&opts), items, nil)
 	}
@@ -100,7 +99,6 @@ func UnstructuredFuncs[T Object](request func(*metav1.ListOptions) *rest.Request
 			opts.Watch = true
 			return watchstream.WatchJSON(ctx, request(&opts).SetHeader("Accept", "application/json"), kind, jsondec.UnstructuredEventDecoder[T](dec))
 		})
-	lw.Decoded = true
 	lw.Stream = func(ctx context.Context, opts metav1.ListOptions, items reflector.ListItems) (metav1.ListMeta, error) {
 		return streamUnstructured(ctx, request(&opts), dec, gvr, kind, items)
 	}

@@ -53,7 +53,6 @@ func unstructuredDecoded[T Object](a *Client, gvr schema.GroupVersionResource, n
 		return w, err
 	}
 	lw := newFuncs(list, watchFn)
-	lw.Decoded = true
 	lw.Stream = func(ctx context.Context, opts metav1.ListOptions, items reflector.ListItems) (metav1.ListMeta, error) {
 		req, kind, err := listRequest(ctx, opts)
 		if err != nil {

@@ -255,7 +255,6 @@ func viewDecoded[T Object](a *Client, t Target, ns string, dec Decoding, jd *jso
 		return w, nil
 	}
 	lw := newFuncs(list, watchFn)
-	lw.Decoded = true
 	lw.Stream = func(ctx context.Context, opts metav1.ListOptions, items reflector.ListItems) (metav1.ListMeta, error) {
 		req, d, err := request(ctx, opts)
 		if err != nil {
@@ -352,6 +351,5 @@ func projectedListWatch[T Object](lw *Funcs, jd, bookmarks *jsondec.Decoder, gvr
 			}), nil
 		})
 	out.DisableWatchList = lw.DisableWatchList
-	out.Decoded = true
 	return out
 }

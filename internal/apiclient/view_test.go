@@ -159,7 +159,7 @@ func TestViewsOfBuiltInsOnTheWire(t *testing.T) {
 			a := New(nil, Config{RESTConfig: srv.start(t), Scheme: scheme.Scheme})
 			lw, err := ListWatch[*nodeOf](a, target, "", Decoding{Skip: []string{"metadata.labels"}})
 			require.NoError(t, err)
-			assert.True(t, lw.Decoded)
+			assert.NotNil(t, lw.Stream, "decoded by the library, streamed")
 			items, ev := listAndWatchViews[*nodeOf](t, lw)
 			require.Len(t, items, 2)
 			for i, v := range items {

@@ -291,7 +291,7 @@ func TestMetadataDecodedFromJSON(t *testing.T) {
 	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	lw, err := ListWatch[*metav1.PartialObjectMetadata](a, Target{GVR: gvr, Shape: Metadata}, "", Decoding{})
 	require.NoError(t, err)
-	require.True(t, lw.Decoded)
+	require.NotNil(t, lw.Stream, "decoded by the library, streamed")
 	l, err := lw.List(t.Context(), metav1.ListOptions{})
 	require.NoError(t, err)
 	got, ok := l.(*decoded.List[*metav1.PartialObjectMetadata])
