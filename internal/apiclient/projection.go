@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubetyped/informers/internal/decoded"
+	"github.com/kubetyped/informers/internal/decopt"
 	"github.com/kubetyped/informers/internal/jsondec"
 	"github.com/kubetyped/informers/internal/protodec"
 	"github.com/kubetyped/informers/internal/reflector"
@@ -78,35 +80,20 @@ func metadataOnly(t reflect.Type, skip []string) bool {
 
 // topLevelFields returns the JSON names of the fields of struct t, as
 // encoding/json finds them, through the structs it embeds without a name;
-// ok is false if t embeds a pointer, whose fields are not looked into.
+// ok is false if t embeds a pointer, whose fields are not looked into, or
+// two fields conflict.
 func topLevelFields(t reflect.Type) (names []string, ok bool) {
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		tag := sf.Tag.Get("json")
-		if tag == "-" || !sf.IsExported() && !sf.Anonymous {
-			continue
+	fields, err := decopt.Fields(t, t.Name(), func(sf reflect.StructField, goPath string) (bool, error) {
+		if sf.Type.Kind() == reflect.Pointer {
+			return false, fmt.Errorf("%s: an embedded pointer", goPath)
 		}
-		name, _, _ := strings.Cut(tag, ",")
-		if sf.Anonymous && name == "" {
-			switch sf.Type.Kind() {
-			case reflect.Struct:
-				inner, ok := topLevelFields(sf.Type)
-				if !ok {
-					return nil, false
-				}
-				names = append(names, inner...)
-				continue
-			case reflect.Pointer:
-				return nil, false
-			}
-			if !sf.IsExported() {
-				continue
-			}
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		names = append(names, name)
+		return true, nil
+	})
+	if err != nil {
+		return nil, false
+	}
+	for _, f := range fields {
+		names = append(names, f.JSON)
 	}
 	return names, true
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 	"sync"
 
 	"github.com/kubetyped/informers/internal/decopt"
@@ -103,13 +102,7 @@ type viewBuilder struct {
 
 // viewField is a field of a view struct, found as encoding/json finds
 // it: through embedded structs, at its offset from the struct's start.
-type viewField struct {
-	json   string // its JSON name
-	goPath string // its Go path from the view type, for errors
-	off    uintptr
-	typ    reflect.Type
-	depth  int // how many embedded structs lead to it
-}
+type viewField = decopt.Field
 
 // plan returns the plan of view struct type view as a view of api, a
 // message type; path is the Go path of the view's values, for errors.
@@ -149,9 +142,9 @@ func (b *viewBuilder) fill(m *message, fields []viewField, am *message) error {
 	var inline []*field // am's inline fields that lead to view fields, in order met
 	through := map[*field][]viewField{}
 	for _, vf := range fields {
-		chain := am.lookup(vf.json)
+		chain := am.lookup(vf.JSON)
 		if chain == nil {
-			return fmt.Errorf("%s: %v has no field %q%s", vf.goPath, am.typ, vf.json, suggest(am, vf.json))
+			return fmt.Errorf("%s: %v has no field %q%s", vf.GoPath, am.typ, vf.JSON, suggest(am, vf.JSON))
 		}
 		if len(chain) > 1 {
 			if through[chain[0]] == nil {
@@ -227,14 +220,14 @@ func ownJSON(t reflect.Type) bool {
 
 // field returns the plan of view field vf, decoded as api field af.
 func (b *viewBuilder) field(vf viewField, af *field) (*field, error) {
-	vt := vf.typ
-	f := &field{num: af.num, off: vf.off, name: vf.goPath, json: vf.json, typ: vt}
+	vt := vf.Type
+	f := &field{num: af.num, off: vf.Offset, name: vf.GoPath, json: vf.JSON, typ: vt}
 	if vt == af.typ {
 		f.kind, f.msg, f.elem, f.mapVal, f.maps = af.kind, af.msg, af.elem, af.mapVal, af.maps
 		return f, nil
 	}
 	mismatch := func() error {
-		return fmt.Errorf("%s is %s, which cannot hold %s %v", vf.goPath, wording.A(vt.String()), wording.Possessive(vf.json), af.typ)
+		return fmt.Errorf("%s is %s, which cannot hold %s %v", vf.GoPath, wording.A(vt.String()), wording.Possessive(vf.JSON), af.typ)
 	}
 	// The API type whose values the view's values are: the field's, or
 	// its elements' or its map values'.
@@ -243,7 +236,7 @@ func (b *viewBuilder) field(vf viewField, af *field) (*field, error) {
 		api = af.elem
 	}
 	if ownJSON(api) && base(vt) != api {
-		return nil, fmt.Errorf("%s is %s, which must hold %s %v, whose JSON is its own", vf.goPath, wording.A(vt.String()), wording.Possessive(vf.json), api)
+		return nil, fmt.Errorf("%s is %s, which must hold %s %v, whose JSON is its own", vf.GoPath, wording.A(vt.String()), wording.Possessive(vf.JSON), api)
 	}
 	f.kind = af.kind
 	switch af.kind {
@@ -270,10 +263,10 @@ func (b *viewBuilder) field(vf viewField, af *field) (*field, error) {
 		switch {
 		case vt.Kind() == reflect.Struct:
 			f.kind = kMessage
-			f.msg, err = b.plan(vt, af.msg.typ, vf.goPath)
+			f.msg, err = b.plan(vt, af.msg.typ, vf.GoPath)
 		case vt.Kind() == reflect.Pointer && vt.Elem().Kind() == reflect.Struct:
 			f.kind, f.elem = kMessagePtr, vt.Elem()
-			f.msg, err = b.plan(vt.Elem(), af.msg.typ, vf.goPath)
+			f.msg, err = b.plan(vt.Elem(), af.msg.typ, vf.GoPath)
 		default:
 			return nil, mismatch()
 		}
@@ -285,7 +278,7 @@ func (b *viewBuilder) field(vf viewField, af *field) (*field, error) {
 			return nil, mismatch()
 		}
 		f.elem = vt.Elem()
-		msg, err := b.plan(vt.Elem(), af.elem, vf.goPath+"[]")
+		msg, err := b.plan(vt.Elem(), af.elem, vf.GoPath+"[]")
 		if err != nil {
 			return nil, err
 		}
@@ -305,7 +298,7 @@ func (b *viewBuilder) field(vf viewField, af *field) (*field, error) {
 				return nil, mismatch()
 			}
 		default:
-			msg, err := b.plan(v, af.elem, vf.goPath+"[]")
+			msg, err := b.plan(v, af.elem, vf.GoPath+"[]")
 			if err != nil {
 				return nil, err
 			}
@@ -334,56 +327,17 @@ func base(t reflect.Type) reflect.Type {
 // winning. TypeMeta is left out: it is not encoded in protobuf. path is
 // t's Go path, for errors.
 func viewFields(t reflect.Type, path string) ([]viewField, error) {
-	var all []viewField
-	var walk func(t reflect.Type, off uintptr, path string, depth int) error
-	walk = func(t reflect.Type, off uintptr, path string, depth int) error {
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			tag := sf.Tag.Get("json")
-			if tag == "-" || !sf.IsExported() && !sf.Anonymous {
-				continue
-			}
-			name, _, _ := strings.Cut(tag, ",")
-			if sf.Anonymous && name == "" {
-				switch {
-				case sf.Name == "TypeMeta":
-					continue
-				case sf.Type.Kind() == reflect.Struct:
-					if err := walk(sf.Type, off+sf.Offset, path+"."+sf.Name, depth+1); err != nil {
-						return err
-					}
-					continue
-				case sf.Type.Kind() == reflect.Pointer:
-					return fmt.Errorf("%s.%s: a view cannot embed a pointer", path, sf.Name)
-				}
-				if !sf.IsExported() {
-					continue
-				}
-			}
-			if name == "" {
-				name = sf.Name
-			}
-			all = append(all, viewField{json: name, goPath: path + "." + sf.Name, off: off + sf.Offset, typ: sf.Type, depth: depth})
-		}
-		return nil
-	}
-	if err := walk(t, 0, path, 0); err != nil {
-		return nil, err
-	}
-	// The shallowest field of each name wins; two at its depth conflict.
-	byName := map[string]int{}
-	var fields []viewField
-	for _, f := range all {
-		i, seen := byName[f.json]
+	fields, err := decopt.Fields(t, path, func(sf reflect.StructField, goPath string) (bool, error) {
 		switch {
-		case !seen:
-			byName[f.json] = len(fields)
-			fields = append(fields, f)
-		case f.depth < fields[i].depth:
-			fields[i] = f
-		case f.depth == fields[i].depth:
-			return nil, fmt.Errorf("%s and %s are both named %q", fields[i].goPath, f.goPath, f.json)
+		case sf.Type.Kind() == reflect.Pointer:
+			return false, fmt.Errorf("%s: a view cannot embed a pointer", goPath)
+		case sf.Name == "TypeMeta":
+			return false, nil
 		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return fields, nil
 }

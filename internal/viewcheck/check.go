@@ -171,22 +171,22 @@ func (c *checker) object(t reflect.Type, s *Schema, path, goPath string, mismatc
 		return fmt.Errorf("view %v: %w", c.view, err)
 	}
 	for _, f := range fields {
-		fpath := join(path, f.json)
+		fpath := join(path, f.JSON)
 		if s.Kind == Map {
-			if err := c.value(f.typ, s.Elem, fpath, f.goPath); err != nil {
+			if err := c.value(f.Type, s.Elem, fpath, f.GoPath); err != nil {
 				return err
 			}
 			continue
 		}
-		fs, ok := s.Fields[f.json]
+		fs, ok := s.Fields[f.JSON]
 		if !ok {
 			if s.Open {
 				c.report.Unchecked = append(c.report.Unchecked, fpath)
 				continue
 			}
-			return c.fail(fpath, f.goPath, s, "%s has no field %q%s", s, f.json, decopt.DidYouMean(f.json, s.fieldNames()))
+			return c.fail(fpath, f.GoPath, s, "%s has no field %q%s", s, f.JSON, decopt.DidYouMean(f.JSON, s.fieldNames()))
 		}
-		if err := c.value(f.typ, fs, fpath, f.goPath); err != nil {
+		if err := c.value(f.Type, fs, fpath, f.GoPath); err != nil {
 			return err
 		}
 	}

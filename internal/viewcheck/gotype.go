@@ -1,17 +1,16 @@
 package viewcheck
 
 import (
-	"cmp"
 	"encoding/json"
-	"fmt"
 	"reflect"
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubetyped/informers/internal/decopt"
 )
 
 var (
@@ -98,66 +97,16 @@ func fromGo(t reflect.Type, building map[reflect.Type]*Schema, path string) *Sch
 		s.Kind, s.Fields = Object, map[string]*Schema{}
 		fields, _ := jsonFields(t, "")
 		for _, f := range fields {
-			s.Fields[f.json] = fromGo(f.typ, building, s.Name+"."+f.json)
+			s.Fields[f.JSON] = fromGo(f.Type, building, s.Name+"."+f.JSON)
 		}
 	}
 	return s
 }
 
-// goField is a field of a Go struct as encoding/json finds it.
-type goField struct {
-	json   string // its JSON name
-	goPath string // its Go path, for errors
-	typ    reflect.Type
-	depth  int // how many embedded structs lead to it
-}
-
 // jsonFields returns the fields of struct t by their JSON names, as
 // encoding/json finds them: exported fields, and the fields of embedded
-// structs without a JSON name, the shallower of two of the same name
-// winning. path is t's Go path, for errors.
-func jsonFields(t reflect.Type, path string) ([]goField, error) {
-	var all []goField
-	var walk func(t reflect.Type, path string, depth int)
-	walk = func(t reflect.Type, path string, depth int) {
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			tag := sf.Tag.Get("json")
-			if tag == "-" || !sf.IsExported() && !sf.Anonymous {
-				continue
-			}
-			name, _, _ := strings.Cut(tag, ",")
-			if sf.Anonymous && name == "" {
-				et := sf.Type
-				if et.Kind() == reflect.Pointer {
-					et = et.Elem()
-				}
-				if et.Kind() == reflect.Struct {
-					walk(et, path+"."+sf.Name, depth+1)
-					continue
-				}
-				if !sf.IsExported() {
-					continue
-				}
-			}
-			all = append(all, goField{json: cmp.Or(name, sf.Name), goPath: path + "." + sf.Name, typ: sf.Type, depth: depth})
-		}
-	}
-	walk(t, path, 0)
-	byName := map[string]int{}
-	var fields []goField
-	var conflict error
-	for _, f := range all {
-		i, seen := byName[f.json]
-		switch {
-		case !seen:
-			byName[f.json] = len(fields)
-			fields = append(fields, f)
-		case f.depth < fields[i].depth:
-			fields[i] = f
-		case f.depth == fields[i].depth && conflict == nil:
-			conflict = fmt.Errorf("%s and %s are both named %q", fields[i].goPath, f.goPath, f.json)
-		}
-	}
-	return fields, conflict
+// structs and pointers to structs without a JSON name, the shallower of
+// two of the same name winning. path is t's Go path, for errors.
+func jsonFields(t reflect.Type, path string) ([]decopt.Field, error) {
+	return decopt.Fields(t, path, decopt.InlineAll)
 }
