@@ -3,6 +3,7 @@ package benchfixtures
 import (
 	"encoding/json"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -19,6 +20,10 @@ import (
 // continue tokens it hands out (every page the same size, whatever limit
 // a client asks for), and watches that stay open without events until
 // the client or Close ends them. The pages are encoded once, in memory.
+// It sends whole objects in JSON and nothing else: a request that
+// accepts neither (the objects' metadata alone, as=PartialObjectMetadata,
+// or protobuf alone) gets 406 Not Acceptable, as from an API server that
+// cannot encode what it asks for.
 type JSONServer struct {
 	srv      *httptest.Server
 	resource schema.GroupVersionResource
@@ -128,6 +133,12 @@ func (s *JSONServer) Close() {
 }
 
 func (s *JSONServer) serve(w http.ResponseWriter, r *http.Request) {
+	if !acceptsJSON(r.Header.Get("Accept")) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotAcceptable)
+		_, _ = w.Write(notAcceptable)
+		return
+	}
 	q := r.URL.Query()
 	if q.Get("watch") == "true" || q.Get("watch") == "1" {
 		w.Header().Set("Content-Type", "application/json")
@@ -150,6 +161,33 @@ func (s *JSONServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, s.pages[page])
+}
+
+// notAcceptable is the Status of a refused request.
+var notAcceptable, _ = json.Marshal(&metav1.Status{
+	TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+	Status:   metav1.StatusFailure, Reason: metav1.StatusReasonNotAcceptable, Code: http.StatusNotAcceptable,
+	Message: "only whole objects in application/json are served",
+})
+
+// acceptsJSON reports whether an Accept header admits whole objects in
+// JSON: it is empty, or one of its media ranges is application/json (or
+// application/*, */*) without an "as" parameter, which would ask for
+// another kind.
+func acceptsJSON(accept string) bool {
+	if strings.TrimSpace(accept) == "" {
+		return true
+	}
+	for r := range strings.SplitSeq(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(r))
+		if err != nil || params["as"] != "" {
+			continue
+		}
+		if mt == "application/json" || mt == "application/*" || mt == "*/*" {
+			return true
+		}
+	}
+	return false
 }
 
 func writeJSON(w http.ResponseWriter, b []byte) {

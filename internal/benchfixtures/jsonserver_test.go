@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -138,4 +139,34 @@ func TestJSONServerClusterScoped(t *testing.T) {
 	require.Len(t, res.APIResources, 1)
 	assert.Equal(t, "customresourcedefinitions", res.APIResources[0].Name)
 	assert.False(t, res.APIResources[0].Namespaced)
+}
+
+// A JSON server refuses, as Not Acceptable, requests that accept neither
+// whole objects nor JSON, and answers those that accept both among
+// others.
+func TestJSONServerRefusesProjections(t *testing.T) {
+	s, err := bf.NewJSONServer(corev1.SchemeGroupVersion.WithResource("secrets"), "Secret", true, 2, 10, func(i int) any { return bf.Secret(i) })
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	cs, err := kubernetes.NewForConfig(s.Config())
+	require.NoError(t, err)
+	get := func(accept string) error {
+		return cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/secrets").SetHeader("Accept", accept).Do(t.Context()).Error()
+	}
+	for _, accept := range []string{
+		"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+		"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+		"application/vnd.kubernetes.protobuf",
+	} {
+		err := get(accept)
+		assert.True(t, apierrors.IsNotAcceptable(err), "%s: %v", accept, err)
+	}
+	for _, accept := range []string{
+		"application/json",
+		"application/vnd.kubernetes.protobuf,application/json",
+		"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+		"application/json, */*",
+	} {
+		assert.NoError(t, get(accept), accept)
+	}
 }
