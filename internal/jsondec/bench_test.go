@@ -1,11 +1,9 @@
 package jsondec
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
-	mrand "math/rand/v2"
 	"reflect"
 	"runtime"
 	"testing"
@@ -338,10 +336,14 @@ func mapBytes(m reflect.Value) int {
 //	pods                 realistic pods (benchfixtures.NewPodList)
 //	applications         Argo-CD-like custom resources (NewApplication)
 //	configmaps-random    4 keys of 2 KB of random data each
+//	                     (benchfixtures.RandomConfigMap)
 //	configmaps-realistic kube-root-ca.crt in every namespace, and
 //	                     application settings that differ by a name
+//	                     (RealisticConfigMap)
 //	secrets              service account tokens and TLS keys: random
+//	                     (Secret)
 //	deployments          100 images, names and labels of their own
+//	                     (Deployment)
 //	crds                 200 CRDs whose schemas share little
 //	                     (benchfixtures.CRDs), unstructured only
 //
@@ -360,10 +362,10 @@ func BenchmarkKindBytes(b *testing.B) {
 	}{
 		{"pods", benchKindBodies(b, 5000, func(i int) any { return pods.Pod(i) }), reflect.TypeFor[corev1.Pod]()},
 		{"applications", benchKindBodies(b, 5000, func(i int) any { a := bf.NewApplication(i, 1); a.ManagedFields = nil; return a }), reflect.TypeFor[bf.Application]()},
-		{"configmaps-random", benchKindBodies(b, 2000, benchRandomConfigMap), reflect.TypeFor[corev1.ConfigMap]()},
-		{"configmaps-realistic", benchKindBodies(b, 2000, benchRealisticConfigMap), reflect.TypeFor[corev1.ConfigMap]()},
-		{"secrets", benchKindBodies(b, 2000, benchSecret), reflect.TypeFor[corev1.Secret]()},
-		{"deployments", benchKindBodies(b, 5000, benchDeployment), reflect.TypeFor[appsv1.Deployment]()},
+		{"configmaps-random", benchKindBodies(b, 2000, func(i int) any { return bf.RandomConfigMap(i) }), reflect.TypeFor[corev1.ConfigMap]()},
+		{"configmaps-realistic", benchKindBodies(b, 2000, func(i int) any { return bf.RealisticConfigMap(i) }), reflect.TypeFor[corev1.ConfigMap]()},
+		{"secrets", benchKindBodies(b, 2000, func(i int) any { return bf.Secret(i) }), reflect.TypeFor[corev1.Secret]()},
+		{"deployments", benchKindBodies(b, 5000, func(i int) any { return bf.Deployment(i) }), reflect.TypeFor[appsv1.Deployment]()},
 		{"crds", crds, nil},
 	} {
 		paths := []string{"typed", "unstructured"}
@@ -438,91 +440,4 @@ func benchKeep(b *testing.B, bodies [][]byte, decode func([]byte) (any, error)) 
 	after := bf.LiveHeap()
 	runtime.KeepAlive(kept)
 	return float64(after) - float64(before)
-}
-
-// benchRandom returns n bytes of rng's.
-func benchRandom(rng *mrand.Rand, n int) []byte {
-	p := make([]byte, n)
-	for i := range p {
-		p[i] = byte(rng.Uint32())
-	}
-	return p
-}
-
-func benchMeta(kind, apiVersion, name, ns string, i int) (metav1.TypeMeta, metav1.ObjectMeta) {
-	return metav1.TypeMeta{Kind: kind, APIVersion: apiVersion}, metav1.ObjectMeta{
-		Name: name, Namespace: ns, UID: types.UID(fmt.Sprintf("8d2e6b1c-0000-4000-8000-%012d", i)),
-		ResourceVersion: fmt.Sprint(200000 + i), CreationTimestamp: metav1.Unix(1700000000+int64(i), 0),
-	}
-}
-
-func benchRandomConfigMap(i int) any {
-	rng := mrand.New(mrand.NewPCG(uint64(i), 1))
-	tm, om := benchMeta("ConfigMap", "v1", fmt.Sprintf("data-%d", i), fmt.Sprintf("team-%02d", i%50), i)
-	cm := &corev1.ConfigMap{TypeMeta: tm, ObjectMeta: om, Data: map[string]string{}}
-	for k := range 4 {
-		cm.Data[fmt.Sprintf("part-%d", k)] = base64.StdEncoding.EncodeToString(benchRandom(rng, 1536))
-	}
-	return cm
-}
-
-// benchCA is the cluster's CA certificate, as kube-root-ca.crt holds it in
-// every namespace.
-var benchCA = "-----BEGIN CERTIFICATE-----\n" + base64.StdEncoding.EncodeToString(benchRandom(mrand.New(mrand.NewPCG(7, 7)), 800)) + "\n-----END CERTIFICATE-----\n"
-
-func benchRealisticConfigMap(i int) any {
-	ns := fmt.Sprintf("team-%03d", i/2)
-	if i%2 == 0 {
-		tm, om := benchMeta("ConfigMap", "v1", "kube-root-ca.crt", ns, i)
-		om.Annotations = map[string]string{"kubernetes.io/description": "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters."}
-		return &corev1.ConfigMap{TypeMeta: tm, ObjectMeta: om, Data: map[string]string{"ca.crt": benchCA}}
-	}
-	app := fmt.Sprintf("app-%d", i%40)
-	tm, om := benchMeta("ConfigMap", "v1", app+"-config", ns, i)
-	om.Labels = map[string]string{"app.kubernetes.io/name": app, "app.kubernetes.io/managed-by": "Helm"}
-	return &corev1.ConfigMap{TypeMeta: tm, ObjectMeta: om, Data: map[string]string{
-		"LOG_LEVEL": "info", "HTTP_PORT": "8080", "METRICS_PORT": "9090",
-		"DATABASE_URL": fmt.Sprintf("postgres://%s@db.%s.svc:5432/%s", app, ns, app),
-		"config.yaml":  fmt.Sprintf("server:\n  port: 8080\n  name: %s\nfeatures:\n  tracing: true\n  cache: redis://redis.%s.svc:6379\n", app, ns),
-	}}
-}
-
-func benchSecret(i int) any {
-	rng := mrand.New(mrand.NewPCG(uint64(i), 2))
-	ns := fmt.Sprintf("team-%02d", i%50)
-	if i%2 == 0 {
-		tm, om := benchMeta("Secret", "v1", fmt.Sprintf("token-%d", i), ns, i)
-		om.Annotations = map[string]string{"kubernetes.io/service-account.name": fmt.Sprintf("sa-%d", i)}
-		return &corev1.Secret{TypeMeta: tm, ObjectMeta: om, Type: corev1.SecretTypeServiceAccountToken, Data: map[string][]byte{
-			"token": benchRandom(rng, 900), "namespace": []byte(ns), "ca.crt": []byte(benchCA),
-		}}
-	}
-	tm, om := benchMeta("Secret", "v1", fmt.Sprintf("tls-%d", i), ns, i)
-	return &corev1.Secret{TypeMeta: tm, ObjectMeta: om, Type: corev1.SecretTypeTLS, Data: map[string][]byte{
-		"tls.crt": benchRandom(rng, 1200), "tls.key": benchRandom(rng, 1700),
-	}}
-}
-
-func benchDeployment(i int) any {
-	app := fmt.Sprintf("app-%d", i%100)
-	tm, om := benchMeta("Deployment", "apps/v1", fmt.Sprintf("%s-%d", app, i), fmt.Sprintf("team-%02d", i%50), i)
-	labels := map[string]string{"app.kubernetes.io/name": app, "app.kubernetes.io/part-of": "shop"}
-	om.Labels, om.Generation = labels, 3
-	replicas := int32(3)
-	return &appsv1.Deployment{TypeMeta: tm, ObjectMeta: om,
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name: app, Image: fmt.Sprintf("registry.example.com/shop/%s:v1.%d", app, i%7),
-					Ports:     []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
-					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}},
-					Env:       []corev1.EnvVar{{Name: "APP", Value: app}, {Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
-				}}},
-			},
-		},
-		Status: appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 3, ReadyReplicas: 3, AvailableReplicas: 3, UpdatedReplicas: 3,
-			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", Message: "Deployment has minimum availability."}}},
-	}
 }
