@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -158,8 +159,10 @@ func metadataProjected[T Object](a *Client, t Target, ns string, dec Decoding, w
 
 // withFallback returns the functions of projected, which hand out objects
 // decoded from PartialObjectMetadata with their kind cleared, until the
-// server refuses a projected request: that request, and every one after
-// it, goes to whole.
+// server refuses a projected list (406 Not Acceptable or 415 Unsupported
+// Media Type), or answers it with whole objects, as a server that ignores
+// the projection does: that request, and every one after it, goes to
+// whole. (A watch-list of whole objects fails, and the informer lists.)
 func withFallback[T Object](projected, whole *Funcs, gvr schema.GroupVersionResource) *Funcs {
 	var refused atomic.Bool
 	// use reports whether a request goes to projected; refusal tells if
@@ -167,7 +170,9 @@ func withFallback[T Object](projected, whole *Funcs, gvr schema.GroupVersionReso
 	// the first time.
 	use := func() bool { return !refused.Load() }
 	refusal := func(ctx context.Context, err error) bool {
-		if !apierrors.IsNotAcceptable(err) && !apierrors.IsUnsupportedMediaType(err) {
+		kind, ok := errors.AsType[*decoded.KindError](err)
+		ignored := ok && kind.Want == "PartialObjectMetadataList" // the server sent whole objects
+		if !ignored && !apierrors.IsNotAcceptable(err) && !apierrors.IsUnsupportedMediaType(err) {
 			return false
 		}
 		if !refused.Swap(true) {

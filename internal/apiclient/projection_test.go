@@ -89,12 +89,18 @@ func encodeMeta(t *testing.T, mediaType string, obj runtime.Object) []byte {
 // (as=PartialObjectMetadata), in protobuf if the request accepts it first
 // and in JSON otherwise. With refuse, it answers a request for the
 // metadata alone 406 Not Acceptable, as a server that cannot project
-// does. It records the Accept header of every request.
+// does; with ignore, it answers it with whole objects, as a server that
+// ignores the projection does. It records the Accept header of every
+// request.
 type projectingServer struct {
-	refuse bool
+	projectingAnswers
 	mu     sync.Mutex
 	accept []string
 }
+
+// projectingAnswers say how a projectingServer answers a request for the
+// metadata alone: with it, by default.
+type projectingAnswers struct{ refuse, ignore bool }
 
 func (s *projectingServer) start(t *testing.T) *rest.Config {
 	cm := func(name, rv string) corev1.ConfigMap {
@@ -120,7 +126,7 @@ func (s *projectingServer) start(t *testing.T) *rest.Config {
 		s.mu.Lock()
 		s.accept = append(s.accept, accept)
 		s.mu.Unlock()
-		projected := strings.Contains(accept, "as=PartialObjectMetadata")
+		projected := strings.Contains(accept, "as=PartialObjectMetadata") && !s.ignore
 		if projected && s.refuse {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusNotAcceptable)
@@ -175,29 +181,32 @@ func (s *projectingServer) accepted() []string {
 // An informer whose objects hold only metadata, a view of it or the full
 // type with every other field skipped, asks for the metadata alone, in
 // protobuf where its type decodes from it, and decodes it into its type,
-// its kind cleared; a server that refuses the projection gets the
-// requests of whole objects, from the refused one on.
+// its kind cleared; a server that refuses the projection, or answers it
+// with whole objects, gets the requests of whole objects, from that one
+// on.
 func TestMetadataProjected(t *testing.T) {
 	configMaps := corev1.SchemeGroupVersion.WithResource("configmaps")
 	projectedProtobufAccept := []string{projectedProtobuf.list, projectedProtobuf.watch}
 	wholeProtobuf := []string{"application/vnd.kubernetes.protobuf,application/json", "application/vnd.kubernetes.protobuf,application/json"}
 	for _, tc := range []struct {
 		name   string
-		refuse bool
+		server projectingAnswers
 		json   bool // the config asks for JSON
 		lw     func(t *testing.T, a *Client) (*Funcs, error)
 		want   []string // the Accept headers of the list and the watch
 	}{
-		{"view", false, false, projectedLW[*metaOnly](configMaps, Decoding{}), projectedProtobufAccept},
-		{"view without TypeMeta", false, false, projectedLW[*metaViewOnly](configMaps, Decoding{}), projectedProtobufAccept},
-		{"view skipping the rest", false, false, projectedLW[*configMapData](configMaps, Decoding{Skip: []string{"data"}}), []string{projectedJSON.list, projectedJSON.watch}},
-		{"full type skipping the rest", false, false, projectedLW[*corev1.ConfigMap](configMaps, Decoding{Skip: []string{"data", "binaryData", "immutable"}}), projectedProtobufAccept},
-		{"view refused", true, false, projectedLW[*metaOnly](configMaps, Decoding{}), append([]string{projectedProtobuf.list}, wholeProtobuf...)},
-		{"full type refused", true, false, projectedLW[*corev1.ConfigMap](configMaps, Decoding{Skip: []string{"data", "binaryData", "immutable"}}), append([]string{projectedProtobuf.list}, wholeProtobuf...)},
-		{"full type", false, false, projectedLW[*corev1.ConfigMap](configMaps, Decoding{}), wholeProtobuf},
+		{"view", projectingAnswers{}, false, projectedLW[*metaOnly](configMaps, Decoding{}), projectedProtobufAccept},
+		{"view without TypeMeta", projectingAnswers{}, false, projectedLW[*metaViewOnly](configMaps, Decoding{}), projectedProtobufAccept},
+		{"view skipping the rest", projectingAnswers{}, false, projectedLW[*configMapData](configMaps, Decoding{Skip: []string{"data"}}), []string{projectedJSON.list, projectedJSON.watch}},
+		{"full type skipping the rest", projectingAnswers{}, false, projectedLW[*corev1.ConfigMap](configMaps, Decoding{Skip: []string{"data", "binaryData", "immutable"}}), projectedProtobufAccept},
+		{"view refused", projectingAnswers{refuse: true}, false, projectedLW[*metaOnly](configMaps, Decoding{}), append([]string{projectedProtobuf.list}, wholeProtobuf...)},
+		{"full type refused", projectingAnswers{refuse: true}, false, projectedLW[*corev1.ConfigMap](configMaps, Decoding{Skip: []string{"data", "binaryData", "immutable"}}), append([]string{projectedProtobuf.list}, wholeProtobuf...)},
+		{"full type", projectingAnswers{}, false, projectedLW[*corev1.ConfigMap](configMaps, Decoding{}), wholeProtobuf},
+		{"view, projection ignored", projectingAnswers{ignore: true}, false, projectedLW[*metaOnly](configMaps, Decoding{}), append([]string{projectedProtobuf.list}, wholeProtobuf...)},
+		{"full type, projection ignored", projectingAnswers{ignore: true}, false, projectedLW[*corev1.ConfigMap](configMaps, Decoding{Skip: []string{"data", "binaryData", "immutable"}}), append([]string{projectedProtobuf.list}, wholeProtobuf...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := &projectingServer{refuse: tc.refuse}
+			srv := &projectingServer{projectingAnswers: tc.server}
 			a := New(nil, Config{RESTConfig: srv.start(t), Scheme: scheme.Scheme})
 			lw, err := tc.lw(t, a)
 			require.NoError(t, err)

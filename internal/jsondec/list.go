@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubetyped/informers/internal/decoded"
-	"github.com/kubetyped/informers/internal/wording"
 )
 
 // Event validates the JSON watch event line and returns its type and
@@ -113,7 +112,7 @@ func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, ne
 		case "kind":
 			end := skip(body, i)
 			if v := body[i:end]; v[0] == '"' && string(v) != `"`+listKind+`"` {
-				return 0, fmt.Errorf("the list is %s, want %q", wording.A(string(v)), listKind)
+				return 0, &decoded.KindError{Got: unquoted(v), Want: listKind}
 			}
 			return end, nil
 		case "metadata":

@@ -246,3 +246,9 @@ func getu4(s []byte) rune {
 	}
 	return rune(r)
 }
+
+// unquoted returns the content of v, a JSON string, as a string.
+func unquoted(v []byte) string {
+	raw, _ := readString(v, 0)
+	return string(raw)
+}

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubetyped/informers/internal/decoded"
-	"github.com/kubetyped/informers/internal/wording"
 )
 
 // StreamList decodes a JSON list response whose kind must be listKind
@@ -50,7 +49,7 @@ func StreamList[T runtime.Object](dec *Decoder, r io.Reader, listKind string, ne
 		switch key {
 		case "kind":
 			if v[0] == '"' && string(v) != `"`+listKind+`"` {
-				return fmt.Errorf("the list is %s, want %q", wording.A(string(v)), listKind)
+				return &decoded.KindError{Got: unquoted(v), Want: listKind}
 			}
 		case "metadata":
 			return decodeListMeta(&meta, v)

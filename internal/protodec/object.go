@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 	"sync"
 	"unsafe"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/kubetyped/informers/internal/decoded"
 	"github.com/kubetyped/informers/internal/decopt"
 	"github.com/kubetyped/informers/internal/share"
-	"github.com/kubetyped/informers/internal/wording"
 )
 
 // Options configure a Decoder, as they configure every decoder of the
@@ -179,7 +177,7 @@ func DecodeList[T runtime.Object](dec *Decoder, body []byte, listKind string, ne
 		return nil, err
 	}
 	if string(kind) != listKind {
-		return nil, fmt.Errorf("the list is %s, want %q", wording.A(strconv.Quote(string(kind))), listKind)
+		return nil, &decoded.KindError{Got: string(kind), Want: listKind}
 	}
 	l := &decoded.List[T]{}
 	if n, _ := runOf(raw, itemsStart(raw), 2); n > 0 {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"strconv"
 	"sync"
 	"unsafe"
 
@@ -15,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubetyped/informers/internal/decoded"
-	"github.com/kubetyped/informers/internal/wording"
 )
 
 // StreamList decodes a list response in the protobuf envelope whose kind
@@ -148,7 +146,7 @@ func (s *listStream) envelope(listKind string, list func(*countReader) error) er
 				return errListTwice
 			}
 			if string(kind) != listKind {
-				return fmt.Errorf("the list is %s, want %q", wording.A(strconv.Quote(string(kind))), listKind)
+				return &decoded.KindError{Got: string(kind), Want: listKind}
 			}
 			listSeen = true
 			lr := &countReader{r: s.r, n: n}
@@ -173,7 +171,7 @@ func (s *listStream) envelope(listKind string, list func(*countReader) error) er
 		}
 	}
 	if string(kind) != listKind {
-		return fmt.Errorf("the list is %s, want %q", wording.A(strconv.Quote(string(kind))), listKind)
+		return &decoded.KindError{Got: string(kind), Want: listKind}
 	}
 	return nil
 }
