@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -151,7 +152,11 @@ func (r PodServerRequests) Sub(before PodServerRequests) PodServerRequests {
 // the bookmark that ends the initial events, carrying the list's resource
 // version and the k8s.io/initial-events-end annotation, then nothing until
 // the client goes; and watches that send nothing until the client goes,
-// but for the updates Release lets go.
+// but for the updates Release lets go. A request for the pods' metadata
+// alone (as=PartialObjectMetadata) is answered 406 Not Acceptable, as by a
+// server that cannot project, and not counted in Requests: the library's
+// views of metadata alone read whole pods here, as they did before they
+// asked for the projection (ConfigMapServer projects).
 // Every body is put together from the pods' encodings as it is written, in
 // chunks flushed one at a time, so that clients read it as it arrives and
 // the server allocates nothing per pod: its buffers are pooled.
@@ -258,6 +263,15 @@ func (s *PodServer) Close() {
 }
 
 func (s *PodServer) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotAcceptable)
+		_ = json.NewEncoder(w).Encode(metav1.Status{
+			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
+			Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable, Message: "only whole pods are served",
+		})
+		return
+	}
 	q := r.URL.Query()
 	if q.Get("watch") == "true" || q.Get("watch") == "1" {
 		s.serveWatch(w, r, q.Get("sendInitialEvents") == "true")
