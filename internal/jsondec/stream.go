@@ -29,7 +29,7 @@ import (
 func StreamList[T runtime.Object](dec *Decoder, r io.Reader, listKind string, newT func() T, put func(T), bad func(*decoded.Undecodable)) (metav1.ListMeta, error) {
 	var meta metav1.ListMeta
 	_, err := streamList(r, func(s *scanner) error {
-		return s.elementsAside(func(k int, item []byte) error {
+		return s.elements(func(k int, item []byte) error {
 			obj := newT()
 			dec.mu.Lock()
 			_, err := dec.decode(decoded.Pointer(obj), item, 0)
@@ -172,9 +172,6 @@ type scanner struct {
 	err error // r's error, once it failed or ended
 	// deepest is the nesting of arrays and objects of the last value.
 	deepest int
-	// beforeRead, if set, is called before each read from r, which may
-	// wait for the server.
-	beforeRead func()
 }
 
 // valid says whether v, the last value read, is valid JSON at a nesting
@@ -196,9 +193,6 @@ func (s *scanner) fill(from int) (int, error) {
 	}
 	if len(s.buf) == cap(s.buf) {
 		s.buf = append(s.buf, make([]byte, cap(s.buf))...)[:len(s.buf)]
-	}
-	if s.beforeRead != nil {
-		s.beforeRead()
 	}
 	for {
 		n, err := s.r.Read(s.buf[len(s.buf):cap(s.buf)])
@@ -421,7 +415,7 @@ func (u *Unstructured) StreamList(r io.Reader, kind, apiVersion string, put func
 	hasItems, err := streamList(r, func(s *scanner) error {
 		itemKind, itemAPIVersion = cmp.Or(itemKind, kind), cmp.Or(itemAPIVersion, apiVersion)
 		itemPlace := u.root.Value("items", u.d.sh.On()).Elem(u.d.sh.On())
-		return s.elementsAside(func(k int, item []byte) error {
+		return s.elements(func(k int, item []byte) error {
 			u.mu.Lock()
 			m, _, err := u.object(itemPlace, item, 0, false)
 			u.mu.Unlock()
