@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,7 +77,14 @@ func decodeListMeta(meta *metav1.ListMeta, b []byte) error {
 // most. It reports whether the list has items (null or an array).
 func streamList(r io.Reader, items func(*scanner) error, member func(key string, v []byte) error) (bool, error) {
 	var seenItems, seenMeta bool
-	s := &scanner{r: r, buf: make([]byte, 0, 32<<10)}
+	buf := scanBuffers.Get().(*[]byte)
+	s := &scanner{r: r, buf: (*buf)[:0]}
+	defer func() {
+		if cap(s.buf) <= scanBufferKeep {
+			*buf = s.buf[:0]
+			scanBuffers.Put(buf)
+		}
+	}()
 	if err := s.open('{', "not a JSON object"); err != nil {
 		return seenItems, err
 	}
@@ -162,6 +170,20 @@ func streamList(r io.Reader, items func(*scanner) error, member func(key string,
 	}
 	return seenItems, nil
 }
+
+// scanBuffers holds the buffers of the scanners of streamed lists, so that
+// the pages of a sync reuse one: scanBuffer long, enough for a read of
+// that much at once, which a buffered reader passes straight through; one
+// grown past scanBufferKeep by a larger item is left to the collector.
+var scanBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, scanBuffer)
+	return &b
+}}
+
+const (
+	scanBuffer     = 256 << 10
+	scanBufferKeep = 4 * scanBuffer
+)
 
 // scanner reads JSON values from r through a buffer that holds the value
 // being read, and what was read past it.
