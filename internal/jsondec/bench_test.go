@@ -1,6 +1,7 @@
 package jsondec
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -64,7 +65,9 @@ func benchPage(n, first int) []byte {
 // 1.9 KB of JSON a widget, 10 000 distinct objects) by apimachinery's
 // decoders (sigs.k8s.io/json into the typed list; client-go's
 // UnstructuredJSONScheme) and by ours, keeping every page, and reports
-// the heap the objects keep. The decoders are made once, as an
+// the heap the objects keep. impl=jsondec-stream reads each page as an
+// informer's list does, item by item from a reader (StreamList), where
+// impl=jsondec decodes it whole (DecodeList). The decoders are made once, as an
 // informer's are, so later iterations find the strings of earlier ones.
 func BenchmarkDecodeList(b *testing.B) {
 	const pages, perPage = 20, 500
@@ -84,6 +87,14 @@ func BenchmarkDecodeList(b *testing.B) {
 		{"impl=jsondec", func() func([]byte) (any, error) {
 			dec, _ := New(reflect.TypeFor[*Widget](), Options{Share: true})
 			return func(page []byte) (any, error) { return DecodeList(dec, page, "WidgetList", newWidget) }
+		}()},
+		{"impl=jsondec-stream", func() func([]byte) (any, error) {
+			dec, _ := New(reflect.TypeFor[*Widget](), Options{Share: true})
+			return func(page []byte) (any, error) {
+				var items []*Widget
+				_, err := StreamList(dec, bytes.NewReader(page), "WidgetList", newWidget, func(w *Widget) { items = append(items, w) }, nil)
+				return items, err
+			}
 		}()},
 		{"impl=clientgo-unstructured", func(page []byte) (any, error) {
 			obj, _, err := unstructured.UnstructuredJSONScheme.Decode(page, nil, nil)
