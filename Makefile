@@ -66,7 +66,7 @@ api:
 	$(GO) run ./internal/cmd/apirecord -w
 
 # Builds kube-apiserver and etcd ahead of the tests, with visible progress:
-# about ten minutes on two cores the first time, nothing afterwards.
+# five to ten minutes on two cores the first time, nothing afterwards.
 controlplane:
 	$(GO) run ./internal/testenv/cmd/controlplane build
 
@@ -86,7 +86,7 @@ SKEW_TESTS ?= ^(TestCreateAndListPod|TestServer|TestFeatureGates|TestWatchListSe
 SKEW_SKIP  ?= ^TestFaultMatrix$$/^watchcache$$/^(closed-watch|failing-list|throttling)$$
 
 # Runs SKEW_TESTS against each of KUBE_VERSIONS in turn, building each
-# kube-apiserver first (ten minutes on two cores the first time), and
+# kube-apiserver first (five to ten minutes on two cores the first time), and
 # reports the time of each build and each run.
 test-skew:
 	@set -e; for v in $(KUBE_VERSIONS); do \
