@@ -38,16 +38,19 @@ func decodePods(t testing.TB, dec *Decoder, n int, managedFields bool) []*corev1
 func TestDecoderShares(t *testing.T) {
 	dec, err := New(reflect.TypeFor[*corev1.Pod](), Options{Share: true})
 	require.NoError(t, err)
-	pods := decodePods(t, dec, 200, true)
-	// The pods of each deployment after the first ones, decoded apart.
-	// Tables are bounded and set-associative, and the hashes that place a
-	// value are seeded at random: now and then (about one deployment in
-	// 600 for a part, measured over 1 000 decoders) a value keeps being
-	// evicted by others that hash alike. So most of a deployment's pods
-	// share, not necessarily all, and most deployments, not necessarily
-	// every one.
+	pods := decodePods(t, dec, 400, true)
+	// The last 100 pods of each deployment, decoded apart. Tables are
+	// bounded and set-associative, and the hashes that place a value are
+	// seeded at random. A table starts with 8 slots and doubles once it
+	// has missed more values than it has slots: while more of the 10
+	// deployments' values fall in one set of 4 than it holds, they evict
+	// each other at every pod until the table grows, which can take a
+	// few hundred pods when it happens twice. Past that, now and then a
+	// value still keeps being evicted by others that hash alike. So most
+	// of a deployment's pods share, not necessarily all, and most
+	// deployments, not necessarily every one.
 	deployments := make([][]*corev1.Pod, 10)
-	for i := 100; i < len(pods); i++ {
+	for i := 300; i < len(pods); i++ {
 		deployments[i%10] = append(deployments[i%10], pods[i])
 	}
 	deployment0 := deployments[0]
