@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -147,13 +146,7 @@ func TestCacheViewCheckedAgainstServerSchema(t *testing.T) {
 	// checks again, once the server publishes the new schema.
 	blue := &unstructured.Unstructured{Object: map[string]any{"apiVersion": widgets.GroupVersion().String(), "kind": "Widget",
 		"metadata": map[string]any{"namespace": ns, "name": "blue"}, "spec": map[string]any{"size": int64(1), "color": int64(3)}}}
-	// The server validates with the new schema once its CRD handler has
-	// seen the update, which can lag the update's answer.
-	testutil.EventuallyWithin(t, time.Minute, func() bool {
-		_, err := dyn.Resource(widgets).Namespace(ns).Create(ctx, blue, metav1.CreateOptions{})
-		assert.True(t, err == nil || apierrors.IsInvalid(err), "creating blue: %v", err)
-		return !apierrors.IsInvalid(err)
-	}, "the server accepts a widget of the new schema")
+	testutil.CreateValid(t, ctx, dyn.Resource(widgets).Namespace(ns), blue)
 	n := 0
 	testutil.EventuallyWithin(t, time.Minute, func() bool {
 		err := view()

@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -373,13 +372,7 @@ func TestViewCheckedAgainstServerSchema(t *testing.T) {
 		// check runs again and finds the view no longer matches.
 		w := &unstructured.Unstructured{Object: map[string]any{"apiVersion": group + "/v1", "kind": "Widget",
 			"metadata": map[string]any{"namespace": ns, "name": "blue"}, "spec": map[string]any{"size": int64(1), "color": int64(3)}}}
-		// The server validates with the new schema once its CRD handler
-		// has seen the update, which can lag the published schema.
-		testutil.EventuallyWithin(t, time.Minute, func() bool {
-			_, err := dyn.Resource(widgets).Namespace(ns).Create(ctx, w, metav1.CreateOptions{})
-			assert.True(t, err == nil || apierrors.IsInvalid(err), "creating blue: %v", err)
-			return !apierrors.IsInvalid(err)
-		}, "the server accepts a widget of the new schema")
+		testutil.CreateValid(t, ctx, dyn.Resource(widgets).Namespace(ns), w)
 		testutil.EventuallyWithin(t, time.Minute, func() bool {
 			err := v.LastError()
 			return err != nil && strings.Contains(err.Error(), `field "spec.color" (widgetView.Spec.Color): Go type string cannot hold the schema's integer`)

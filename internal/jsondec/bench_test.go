@@ -67,8 +67,9 @@ func benchPage(n, first int) []byte {
 // UnstructuredJSONScheme) and by ours, keeping every page, and reports
 // the heap the objects keep. impl=jsondec-stream reads each page as an
 // informer's list does, item by item from a reader (StreamList), where
-// impl=jsondec decodes it whole (DecodeList). The decoders are made once, as an
-// informer's are, so later iterations find the strings of earlier ones.
+// impl=jsondec decodes it whole (DecodeList). The decoders are made once,
+// as an informer's are, so later iterations find the strings of earlier
+// ones.
 func BenchmarkDecodeList(b *testing.B) {
 	const pages, perPage = 20, 500
 	bodies := make([][]byte, pages)

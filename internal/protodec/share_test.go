@@ -39,7 +39,7 @@ func TestDecoderShares(t *testing.T) {
 	dec, err := New(reflect.TypeFor[*corev1.Pod](), Options{Share: true})
 	require.NoError(t, err)
 	pods := decodePods(t, dec, 400, true)
-	// The last 100 pods of each deployment, decoded apart. Tables are
+	// The last 100 pods, 10 of each deployment, decoded apart. Tables are
 	// bounded and set-associative, and the hashes that place a value are
 	// seeded at random. A table starts with 8 slots and doubles once it
 	// has missed more values than it has slots: while more of the 10

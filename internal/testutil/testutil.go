@@ -1,8 +1,8 @@
 // Package testutil holds the helpers that the tests of several packages
 // share: waiting for a condition, contexts bounded for a test, running
-// informers and factories until the test ends, leak checks, a handler
-// that records its events as strings, and a sample of which fleets engage
-// which clusters.
+// informers and factories until the test ends, namespaces and objects
+// made on a test control plane, leak checks, a handler that records its
+// events as strings, and a sample of which fleets engage which clusters.
 //
 // Only tests, and packages that exist for tests, import it. It imports the
 // root package, so the tests of the engine's packages, which the root
@@ -14,9 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubetyped/informers"
@@ -86,4 +90,18 @@ func Namespace(t testing.TB, cs kubernetes.Interface) string {
 		_ = cs.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
 	})
 	return ns.Name
+}
+
+// CreateValid creates obj through ri, again while the server refuses it
+// as invalid, for up to a minute: after a CRD's schema changes, the
+// server validates with the new one only once its CRD handler has seen
+// the change, which can lag the update's answer and the published
+// OpenAPI schema. Any other error fails the test.
+func CreateValid(t testing.TB, ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured) {
+	t.Helper()
+	EventuallyWithin(t, time.Minute, func() bool {
+		_, err := ri.Create(ctx, obj, metav1.CreateOptions{})
+		assert.True(t, err == nil || apierrors.IsInvalid(err), "creating %s: %v", obj.GetName(), err)
+		return !apierrors.IsInvalid(err)
+	}, "the server accepts %s", obj.GetName())
 }
