@@ -18,13 +18,15 @@ import (
 
 // StreamList decodes a JSON list response whose kind must be listKind
 // (WidgetList) from r as its bytes arrive, never holding the body whole:
-// each item is read into a reused buffer (a few tens of kilobytes, or one
-// item where an item is larger), decoded into a new object made by newT
-// and handed to put at once; an item that does not fit the type is handed
-// to bad if its metadata names it, and else fails the list. The list's
-// metadata, before or after its items, is returned once the body is read
-// to its end. A body that ends or fails part-way is an error, after the
-// items before it were handed over.
+// each item is read into a pooled buffer (256 KiB, or one item where an
+// item is larger), decoded into a new object made by newT and handed to
+// put; an item that does not fit the type is handed
+// to bad if its metadata names it, and else fails the list. put and bad
+// are called one at a time, in the items' order, but not all on the
+// caller's goroutine: items are decoded beside the reading of the next
+// ones (see handover). The list's metadata, before or after its items, is
+// returned once the body is read to its end. A body that ends or fails
+// part-way is an error, after the items before it were handed over.
 //
 // It decodes what DecodeList decodes, and fails where it fails.
 func StreamList[T runtime.Object](dec *Decoder, r io.Reader, listKind string, newT func() T, put func(T), bad func(*decoded.Undecodable)) (metav1.ListMeta, error) {
@@ -194,6 +196,9 @@ type scanner struct {
 	err error // r's error, once it failed or ended
 	// deepest is the nesting of arrays and objects of the last value.
 	deepest int
+	// beforeRead, if set, is called before each read from r, which may
+	// wait for the server.
+	beforeRead func()
 }
 
 // valid says whether v, the last value read, is valid JSON at a nesting
@@ -215,6 +220,9 @@ func (s *scanner) fill(from int) (int, error) {
 	}
 	if len(s.buf) == cap(s.buf) {
 		s.buf = append(s.buf, make([]byte, cap(s.buf))...)[:len(s.buf)]
+	}
+	if s.beforeRead != nil {
+		s.beforeRead()
 	}
 	for {
 		n, err := s.r.Read(s.buf[len(s.buf):cap(s.buf)])
@@ -382,16 +390,31 @@ func (s *scanner) validValue(outer int) ([]byte, error) {
 }
 
 // elements reads the array that starts at the scanner, and calls fn with
-// the index and the bytes of each element, valid JSON.
+// the index and the bytes of each element, valid JSON, in order, one call
+// at a time. fn runs on a goroutine of its own for all but the longest
+// elements (see handover) while the scanner reads and checks the elements
+// after the ones fn has; elements returns once fn has had every element
+// read, or has failed. fn's error comes first, as its element comes
+// before any the scanner failed at.
 func (s *scanner) elements(fn func(k int, v []byte) error) error {
 	if err := s.open('[', "not an array"); err != nil {
 		return err
 	}
-	done, err := s.empty(']')
-	for k := 0; !done; k++ {
-		if err != nil {
-			return err
-		}
+	if done, err := s.empty(']'); done || err != nil {
+		return err
+	}
+	h := startHandover(fn)
+	s.beforeRead = h.send
+	err := s.eachElement(h.add)
+	s.beforeRead = nil
+	return h.finish(err)
+}
+
+// eachElement reads the elements of a non-empty array whose '[' is read,
+// and calls fn with the index and the bytes of each, valid JSON; then it
+// reads the ']'.
+func (s *scanner) eachElement(fn func(k int, v []byte) error) error {
+	for k := 0; ; k++ {
 		v, err := s.validValue(2)
 		if err != nil {
 			return err
@@ -407,12 +430,11 @@ func (s *scanner) elements(fn func(k int, v []byte) error) error {
 		switch c {
 		case ',':
 		case ']':
-			done = true
+			return nil
 		default:
 			return fmt.Errorf("invalid JSON: %q after an array element", c)
 		}
 	}
-	return err
 }
 
 // syntax returns the error of v, a value that is not valid JSON.
@@ -420,7 +442,7 @@ func (s *scanner) syntax(v []byte) error { return syntaxError(v, nil) }
 
 // StreamList decodes a JSON list response from r into unstructured
 // objects as the package's StreamList decodes one into typed objects:
-// item by item as its bytes arrive, each handed to put at once, and its
+// item by item as its bytes arrive, each handed to put in turn, and its
 // metadata returned once the body is read to its end. Items are decoded
 // as UnstructuredJSONScheme decodes a list's: one without a kind and an
 // apiVersion gets the list's kind, less its "List" suffix, and the

@@ -36,7 +36,10 @@ type Object interface {
 	metav1.Object
 }
 
-// Sink receives what the reflector learns, always from one goroutine.
+// Sink receives what the reflector learns, one call at a time, in order:
+// each call returns before the next is made, though not always on the
+// same goroutine (a streamed list's items may be put from a goroutine of
+// the decoder's).
 type Sink[T any] interface {
 	// StartList says a list begins; the objects it holds follow as Put
 	// calls from FromList or FromInitialEvents, then FinishList.
