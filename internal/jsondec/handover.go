@@ -8,10 +8,12 @@ import (
 // The batches in which a handover carries elements: a batch is handed
 // over once it holds batchBytes, and before every read that may wait for
 // the server; batchesInFlight of them at most are filled or being taken
-// at once. An element of batchBytes or more is not copied: fn has it on
-// the scanner's goroutine once it has taken every batch before it.
+// at once. A batch's buffer is made once, 2 × batchBytes long, which it
+// never outgrows: an element of batchBytes or more is not copied, but fn
+// has it on the scanner's goroutine once it has taken every batch before
+// it.
 const (
-	batchBytes      = 64 << 10
+	batchBytes      = 16 << 10
 	batchesInFlight = 4
 )
 
@@ -30,9 +32,8 @@ type elementBatch struct {
 // on the caller's goroutine to fn on a goroutine of its own, so that
 // decoding the elements (most of a list's time) runs beside reading and
 // checking the ones after them, as whole pages were fetched beside the
-// decoding of the one before. The memory it takes is its batches, under
-// 2 × batchBytes each whatever the list's length; they are pooled with the
-// handover.
+// decoding of the one before. The memory it takes is its batches' buffers,
+// 128 KiB whatever the list's length, pooled with the handover.
 type handover struct {
 	fn         func(k int, v []byte) error
 	full, free chan *elementBatch // batches to take, batches to fill
@@ -45,7 +46,7 @@ type handover struct {
 var handovers = sync.Pool{New: func() any {
 	h := &handover{free: make(chan *elementBatch, batchesInFlight)}
 	for range batchesInFlight {
-		h.free <- &elementBatch{}
+		h.free <- &elementBatch{buf: make([]byte, 0, 2*batchBytes), ends: make([]int, 0, 64)}
 	}
 	return h
 }}
