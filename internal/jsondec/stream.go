@@ -20,13 +20,13 @@ import (
 // (WidgetList) from r as its bytes arrive, never holding the body whole:
 // each item is read into a pooled buffer (256 KiB, or one item where an
 // item is larger), decoded into a new object made by newT and handed to
-// put; an item that does not fit the type is handed
-// to bad if its metadata names it, and else fails the list. put and bad
-// are called one at a time, in the items' order, but not all on the
-// caller's goroutine: items are decoded beside the reading of the next
-// ones (see handover). The list's metadata, before or after its items, is
-// returned once the body is read to its end. A body that ends or fails
-// part-way is an error, after the items before it were handed over.
+// put; an item that does not fit the type is handed to bad if its
+// metadata names it, and else fails the list. put and bad are called one
+// at a time, in the items' order, but not all on the caller's goroutine:
+// items are decoded beside the reading of the next ones (see handover).
+// The list's metadata, before or after its items, is returned once the
+// body is read to its end. A body that ends or fails part-way is an
+// error, after the items before it were handed over.
 //
 // It decodes what DecodeList decodes, and fails where it fails.
 func StreamList[T runtime.Object](dec *Decoder, r io.Reader, listKind string, newT func() T, put func(T), bad func(*decoded.Undecodable)) (metav1.ListMeta, error) {
