@@ -199,15 +199,21 @@ func (s *ConfigMapServer) unmap() {
 	_ = s.meta.Close()
 }
 
-// countingWriter counts the bytes written through it.
+// countingWriter counts the bytes written through it. It counts them
+// before it writes them, so that a client that has read them finds them
+// counted (a count made after the write could lag the client's read of
+// the last bytes); what a failed write did not take is taken off again.
 type countingWriter struct {
 	http.ResponseWriter
 	n *atomic.Int64
 }
 
 func (w countingWriter) Write(p []byte) (int, error) {
+	w.n.Add(int64(len(p)))
 	n, err := w.ResponseWriter.Write(p)
-	w.n.Add(int64(n))
+	if n < len(p) {
+		w.n.Add(int64(n - len(p)))
+	}
 	return n, err
 }
 
